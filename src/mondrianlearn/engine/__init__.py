@@ -1,0 +1,11 @@
+"""The Mondrian-process engine shared by every model of the library.
+
+- :mod:`.tree`: storage (``TreeArrays``, ``TreeState``, ``SampleStore``);
+- :mod:`.random`: per-tree random streams usable inside compiled code;
+- :mod:`.growth`: batch sampling of blocks on data (with pausing);
+- :mod:`.extension`: online extension with new points, un-pausing of leaves;
+- :mod:`.paths`: leaves, depths and branch-off probabilities of test points.
+
+Models (Mondrian forests, AMF, the Mondrian kernel) keep their own per-node
+statistics beside the tree and call these kernels from their own compiled loops.
+"""

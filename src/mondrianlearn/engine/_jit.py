@@ -1,0 +1,13 @@
+"""Compilation settings shared by every compiled kernel.
+
+All kernels are compiled with ``cache=True`` (the machine code is stored next to
+the sources, so a new process does not recompile) and ``nogil=True`` (trees are
+trained and queried from several threads at once). ``fastmath`` is left off on
+purpose: Mondrian split times and boxes use infinity, which the no-inf/no-NaN
+fast-math flags would break.
+"""
+
+from numba import njit
+
+kernel = njit(cache=True, nogil=True)
+"""Decorator for a compiled kernel."""

@@ -1,0 +1,199 @@
+"""Online extension of a Mondrian tree with new points (MF paper, Algorithms 3-4).
+
+A new point walks down from the root. At each node the point may be cut off from
+the node's box by a new split inserted above it (at a time drawn before the node's
+own split time); otherwise the node's box is widened and the point goes on to the
+child on its side. At a leaf it is absorbed; a paused leaf that can no longer stay
+paused is re-sampled from its points (``regrow_leaf``). The result has the same
+distribution as a tree sampled in batch on all the points (projectivity).
+"""
+
+import numpy as np
+
+from ._jit import kernel
+from .growth import (link_sample, new_node, parent_time, sample_blocks,
+                     should_pause)
+from .random import choose_proportional, exponential, uniform
+from .tree import LEAF, META_MAX_LEAF_POINTS, META_ROOT, MIXED
+
+
+@kernel
+def box_excess(tree, node, x, out):
+    """Per-feature distance of ``x`` outside the box of ``node``; returns the sum."""
+    total = 0.0
+    for d in range(x.shape[0]):
+        lo = tree.lower[node, d] - x[d]
+        hi = x[d] - tree.upper[node, d]
+        e = 0.0
+        if lo > 0.0:
+            e = lo
+        elif hi > 0.0:
+            e = hi
+        out[d] = e
+        total += e
+    return total
+
+
+@kernel
+def _absorb(tree, node, x, key):
+    """Widen the box of ``node`` to contain ``x`` and count the point."""
+    for d in range(x.shape[0]):
+        if x[d] < tree.lower[node, d]:
+            tree.lower[node, d] = x[d]
+        if x[d] > tree.upper[node, d]:
+            tree.upper[node, d] = x[d]
+    tree.n_points[node] += 1
+    if tree.label[node] != key:
+        tree.label[node] = MIXED
+
+
+@kernel
+def _insert_split_above(tree, node, x, key, sample, sample_next, split_time, excess,
+                        eta, lifetime, use_pausing, rng):
+    """Insert a new parent of ``node`` that cuts ``x`` off; return the new leaf."""
+    d = choose_proportional(rng, excess, eta)
+    if x[d] > tree.upper[node, d]:
+        lo = tree.upper[node, d]
+        hi = x[d]
+    else:
+        lo = x[d]
+        hi = tree.lower[node, d]
+    threshold = lo + uniform(rng) * (hi - lo)
+    if not threshold < hi:
+        threshold = lo
+    old_parent = tree.parent[node]
+    split = new_node(tree, old_parent)
+    leaf = new_node(tree, split)
+    if old_parent < 0:
+        tree.meta[META_ROOT] = split
+    elif tree.left[old_parent] == node:
+        tree.left[old_parent] = split
+    else:
+        tree.right[old_parent] = split
+    tree.parent[node] = split
+    tree.time[split] = split_time
+    tree.feature[split] = d
+    tree.threshold[split] = threshold
+    if x[d] <= threshold:
+        tree.left[split] = leaf
+        tree.right[split] = node
+    else:
+        tree.left[split] = node
+        tree.right[split] = leaf
+    for k in range(x.shape[0]):
+        tree.lower[split, k] = min(tree.lower[node, k], x[k])
+        tree.upper[split, k] = max(tree.upper[node, k], x[k])
+        tree.lower[leaf, k] = x[k]
+        tree.upper[leaf, k] = x[k]
+    tree.n_points[split] = tree.n_points[node] + 1
+    tree.label[split] = key if tree.label[node] == key else MIXED
+    # The new leaf holds one point: a block of zero extent, never cut.
+    tree.n_points[leaf] = 1
+    tree.label[leaf] = key
+    tree.time[leaf] = lifetime
+    tree.paused[leaf] = use_pausing
+    link_sample(tree, sample_next, leaf, sample)
+    return leaf
+
+
+@kernel
+def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
+                   split_pure, rng, excess):
+    """Extend the tree with one point and return where it lands.
+
+    Parameters
+    ----------
+    tree : TreeArrays
+        Must have at least one node and room for two more.
+    x : float64 array (n_features,)
+    key : int
+        Label key of the point (class index; 0 when labels play no role).
+    sample : int
+        Id of the point in the sample store, linked into its leaf (``-1``: none).
+    sample_next : int64 array
+        The tree's sample linked list (length 0 when leaves keep no points).
+    lifetime : float
+    use_pausing : bool
+        Paused leaves absorb points and are never cut from above (MF); new leaves
+        are paused.
+    split_pure : bool
+        When false, a leaf whose points all have the point's label absorbs it
+        instead of being cut (AMF's option).
+    rng : uint64 array (4,)
+    excess : float64 array (n_features,)
+        Work space.
+
+    Returns
+    -------
+    leaf : int
+        The leaf that now holds the point.
+    new_parent : int
+        The node inserted above ``sibling`` by a new split, or -1.
+    sibling : int
+        The node that was cut off from the point (-1 when no split was inserted).
+    """
+    node = tree.meta[META_ROOT]
+    while True:
+        is_leaf = tree.left[node] == LEAF
+        eta = box_excess(tree, node, x, excess)
+        can_cut = eta > 0.0
+        if is_leaf:
+            if use_pausing and tree.paused[node]:
+                can_cut = False
+            elif (not split_pure) and tree.label[node] == key:
+                can_cut = False
+        if can_cut:
+            t_parent = parent_time(tree, node)
+            split_time = t_parent + exponential(rng, eta)
+            if split_time < tree.time[node]:
+                leaf = _insert_split_above(tree, node, x, key, sample, sample_next,
+                                           split_time, excess, eta, lifetime,
+                                           use_pausing, rng)
+                return leaf, tree.parent[node], node
+        _absorb(tree, node, x, key)
+        if is_leaf:
+            link_sample(tree, sample_next, node, sample)
+            if tree.paused[node] and tree.n_points[node] > tree.meta[META_MAX_LEAF_POINTS]:
+                tree.meta[META_MAX_LEAF_POINTS] = tree.n_points[node]
+            return node, -1, -1
+        if x[tree.feature[node]] <= tree.threshold[node]:
+            node = tree.left[node]
+        else:
+            node = tree.right[node]
+
+
+@kernel
+def leaf_must_unpause(tree, leaf, pause_pure, min_samples_split):
+    """True when a paused leaf no longer satisfies the pausing rule."""
+    if not tree.paused[leaf]:
+        return False
+    extent = 0.0
+    for d in range(tree.lower.shape[1]):
+        extent += tree.upper[leaf, d] - tree.lower[leaf, d]
+    return not should_pause(tree, leaf, extent, pause_pure, min_samples_split)
+
+
+@kernel
+def regrow_leaf(tree, X, keys, sample_next, leaf, lifetime, pause_pure,
+                min_samples_split, rng):
+    """Un-pause ``leaf`` and re-sample its block from its points.
+
+    The caller guarantees room for ``2 * n_points[leaf]`` more nodes. New nodes get
+    consecutive ids from the current node count on, children after parents.
+    """
+    m = tree.n_points[leaf]
+    indices = np.empty(m, dtype=np.int64)
+    s = tree.leaf_head[leaf]
+    count = 0
+    while s >= 0 and count < m:
+        indices[count] = s
+        count += 1
+        s = sample_next[s]
+    stack = np.empty((count + 1, 3), dtype=np.int64)
+    stack[0, 0] = leaf
+    stack[0, 1] = 0
+    stack[0, 2] = count
+    tree.paused[leaf] = False
+    tree.leaf_head[leaf] = -1
+    sample_blocks(tree, X, keys, sample_next, indices[:count], stack, 1, lifetime,
+                  True, pause_pure, min_samples_split, rng)

@@ -1,0 +1,186 @@
+"""Batch sampling of a Mondrian tree on data (MF paper, Algorithms 1-2).
+
+``sample_blocks`` grows the blocks waiting on an explicit stack. It is used for a
+tree's first batch and to re-sample a paused leaf from its points when it must be
+un-paused; both give the Mondrian process restricted to the data.
+"""
+
+import numpy as np
+
+from ._jit import kernel
+from .random import choose_proportional, exponential, uniform
+from .tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, MIXED
+
+
+@kernel
+def parent_time(tree, node):
+    """Split time of the parent of ``node`` (0 for the root)."""
+    p = tree.parent[node]
+    return 0.0 if p < 0 else tree.time[p]
+
+
+@kernel
+def new_node(tree, parent):
+    """Take the next free node id; the caller has checked the capacity."""
+    node = tree.meta[META_N_NODES]
+    tree.meta[META_N_NODES] = node + 1
+    tree.parent[node] = parent
+    tree.left[node] = LEAF
+    tree.right[node] = LEAF
+    tree.feature[node] = -1
+    tree.threshold[node] = 0.0
+    tree.n_points[node] = 0
+    tree.label[node] = MIXED
+    tree.paused[node] = False
+    tree.leaf_head[node] = -1
+    return node
+
+
+@kernel
+def link_sample(tree, sample_next, node, sample):
+    """Push ``sample`` onto the point list of leaf ``node``."""
+    if sample_next.shape[0] > 0 and sample >= 0:
+        sample_next[sample] = tree.leaf_head[node]
+        tree.leaf_head[node] = sample
+
+
+@kernel
+def should_pause(tree, node, extent, pause_pure, min_samples_split):
+    """Pausing rule of the MF paper: zero extent, one label, or too few points."""
+    if extent <= 0.0:
+        return True
+    if pause_pure and tree.label[node] != MIXED:
+        return True
+    return tree.n_points[node] < min_samples_split
+
+
+@kernel
+def _set_box(tree, X, keys, indices, start, end, node):
+    """Bounding box, point count and common label of ``indices[start:end]``."""
+    n_features = X.shape[1]
+    first = indices[start]
+    for d in range(n_features):
+        tree.lower[node, d] = X[first, d]
+        tree.upper[node, d] = X[first, d]
+    label = keys[first]
+    for i in range(start + 1, end):
+        s = indices[i]
+        for d in range(n_features):
+            v = X[s, d]
+            if v < tree.lower[node, d]:
+                tree.lower[node, d] = v
+            elif v > tree.upper[node, d]:
+                tree.upper[node, d] = v
+        if keys[s] != label:
+            label = MIXED
+    tree.n_points[node] = end - start
+    tree.label[node] = label
+    extent = 0.0
+    for d in range(n_features):
+        extent += tree.upper[node, d] - tree.lower[node, d]
+    return extent
+
+
+@kernel
+def _make_leaf(tree, sample_next, indices, start, end, node, lifetime, paused):
+    tree.left[node] = LEAF
+    tree.right[node] = LEAF
+    tree.time[node] = lifetime
+    tree.paused[node] = paused
+    tree.leaf_head[node] = -1
+    for i in range(start, end):
+        link_sample(tree, sample_next, node, indices[i])
+    if paused and end - start > tree.meta[META_MAX_LEAF_POINTS]:
+        tree.meta[META_MAX_LEAF_POINTS] = end - start
+
+
+@kernel
+def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, lifetime,
+                  use_pausing, pause_pure, min_samples_split, rng):
+    """Sample the Mondrian blocks waiting on ``stack`` (SampleMondrianBlock).
+
+    Parameters
+    ----------
+    tree : TreeArrays
+    X : float64 array (n_store, n_features)
+        The sample store; ``indices`` select the points of each pending block.
+    keys : int64 array (n_store,)
+        Label keys, for pausing pure blocks.
+    sample_next : int64 array
+        The tree's sample linked list (length 0 when leaves keep no points).
+    indices : int64 array
+        Sample ids; a pending block owns the slice ``indices[start:end]``, which is
+        reordered in place when the block is cut.
+    stack : int64 array (n, 3)
+        Pending blocks as ``(node, start, end)``; the node already exists.
+    stack_size : int
+        Number of pending blocks.
+    lifetime : float
+        Lifetime ``lambda`` of the process (``inf`` allowed).
+    use_pausing, pause_pure : bool
+        Pause blocks (zero extent, fewer than ``min_samples_split`` points, and one
+        label when ``pause_pure``), as in the MF paper. Without pausing, a block is
+        cut until its extent is zero or the lifetime is spent.
+    min_samples_split : int
+    rng : uint64 array (4,)
+
+    Returns
+    -------
+    stack_size : int
+        Blocks still pending: non-zero only when the node capacity ran out (grow
+        the tree and call again with the same stack).
+    """
+    capacity = tree.parent.shape[0]
+    n_features = X.shape[1]
+    ranges = np.empty(n_features)
+    while stack_size > 0:
+        if tree.meta[META_N_NODES] + 2 > capacity:
+            return stack_size
+        stack_size -= 1
+        node = stack[stack_size, 0]
+        start = stack[stack_size, 1]
+        end = stack[stack_size, 2]
+        extent = _set_box(tree, X, keys, indices, start, end, node)
+        if use_pausing and should_pause(tree, node, extent, pause_pure, min_samples_split):
+            _make_leaf(tree, sample_next, indices, start, end, node, lifetime, True)
+            continue
+        split_time = parent_time(tree, node) + exponential(rng, extent)
+        if not split_time < lifetime:
+            _make_leaf(tree, sample_next, indices, start, end, node, lifetime, False)
+            continue
+        for d in range(n_features):
+            ranges[d] = tree.upper[node, d] - tree.lower[node, d]
+        d = choose_proportional(rng, ranges, extent)
+        lo = tree.lower[node, d]
+        hi = tree.upper[node, d]
+        threshold = lo + uniform(rng) * (hi - lo)
+        if not threshold < hi:  # rounding; keep both sides non-empty
+            threshold = lo
+        # Partition indices[start:end]: x_d <= threshold first.
+        i = start
+        j = end - 1
+        while i <= j:
+            if X[indices[i], d] <= threshold:
+                i += 1
+            else:
+                tmp = indices[i]
+                indices[i] = indices[j]
+                indices[j] = tmp
+                j -= 1
+        tree.time[node] = split_time
+        tree.feature[node] = d
+        tree.threshold[node] = threshold
+        tree.paused[node] = False
+        tree.leaf_head[node] = -1
+        left = new_node(tree, node)
+        right = new_node(tree, node)
+        tree.left[node] = left
+        tree.right[node] = right
+        stack[stack_size, 0] = right
+        stack[stack_size, 1] = i
+        stack[stack_size, 2] = end
+        stack[stack_size + 1, 0] = left
+        stack[stack_size + 1, 1] = start
+        stack[stack_size + 1, 2] = i
+        stack_size += 2
+    return stack_size

@@ -1,0 +1,237 @@
+"""Storage of a Mondrian tree: growable struct-of-arrays.
+
+A tree is a :class:`TreeArrays` named tuple of parallel arrays indexed by node id
+(node 0 is the first root; the root can change when a split is inserted above it,
+so it is kept in ``meta[META_ROOT]``). Children are ``-1`` at a leaf. Boxes are the
+bounding boxes of the training points that reached each node (the Mondrian process
+restricted to the data). Capacity grows by doubling, in Python, between calls to the
+compiled kernels; kernels never allocate node storage.
+
+Models keep their own per-node arrays (class counts, moments, aggregation weights)
+beside the tree in a :class:`TreeState`, which grows them together.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+LEAF = -1
+"""Child id of a leaf."""
+
+MIXED = -1
+"""``label`` of a node whose points carry more than one label key."""
+
+META_N_NODES = 0
+META_ROOT = 1
+META_MAX_LEAF_POINTS = 2
+META_SIZE = 3
+
+
+class TreeArrays(NamedTuple):
+    """Parallel node arrays of one Mondrian tree (see module docstring).
+
+    Attributes
+    ----------
+    parent, left, right : int64 arrays
+        Tree structure; ``-1`` for no parent / no child.
+    feature : int64 array
+        Split dimension of internal nodes.
+    threshold : float64 array
+        Split location: points with ``x[feature] <= threshold`` go left.
+    time : float64 array
+        Split time ``tau`` of internal nodes; at a leaf, the lifetime (``inf`` by
+        default), i.e. the block was not cut before the end of the process.
+    lower, upper : float64 arrays of shape (capacity, n_features)
+        Bounding box of the training points in the node.
+    n_points : int64 array
+        Number of training points that reached the node (unweighted).
+    label : int64 array
+        Common label key of the node's points, or ``MIXED``.
+    paused : bool array
+        Paused leaves (MF paper, section 5) are not cut until a point arrives that
+        makes them splittable again; they are then re-sampled from their points.
+    leaf_head : int64 array
+        First sample id of a leaf's linked list of points (``-1`` when empty); the
+        list continues in the tree's ``sample_next`` array.
+    meta : int64 array of shape (META_SIZE,)
+        ``[n_nodes, root, largest number of points in a paused leaf]``.
+    """
+
+    parent: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    time: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    n_points: np.ndarray
+    label: np.ndarray
+    paused: np.ndarray
+    leaf_head: np.ndarray
+    meta: np.ndarray
+
+
+def empty_tree(n_features, capacity=16):
+    """A tree with no node and room for ``capacity`` nodes."""
+    capacity = max(int(capacity), 2)
+    return TreeArrays(
+        parent=np.full(capacity, -1, dtype=np.int64),
+        left=np.full(capacity, LEAF, dtype=np.int64),
+        right=np.full(capacity, LEAF, dtype=np.int64),
+        feature=np.full(capacity, -1, dtype=np.int64),
+        threshold=np.zeros(capacity, dtype=np.float64),
+        time=np.zeros(capacity, dtype=np.float64),
+        lower=np.zeros((capacity, n_features), dtype=np.float64),
+        upper=np.zeros((capacity, n_features), dtype=np.float64),
+        n_points=np.zeros(capacity, dtype=np.int64),
+        label=np.full(capacity, MIXED, dtype=np.int64),
+        paused=np.zeros(capacity, dtype=np.bool_),
+        leaf_head=np.full(capacity, -1, dtype=np.int64),
+        meta=np.zeros(META_SIZE, dtype=np.int64),
+    )
+
+
+def _resize_rows(array, capacity, fill):
+    out = np.full((capacity,) + array.shape[1:], fill, dtype=array.dtype)
+    n = min(capacity, array.shape[0])
+    out[:n] = array[:n]
+    return out
+
+
+_FILL = {
+    "parent": -1, "left": LEAF, "right": LEAF, "feature": -1, "threshold": 0.0,
+    "time": 0.0, "lower": 0.0, "upper": 0.0, "n_points": 0, "label": MIXED,
+    "paused": False, "leaf_head": -1,
+}
+
+
+def resize_tree(tree, capacity):
+    """A copy of ``tree`` with room for ``capacity`` nodes (at least ``n_nodes``)."""
+    capacity = max(int(capacity), int(tree.meta[META_N_NODES]), 2)
+    fields = {name: _resize_rows(getattr(tree, name), capacity, fill)
+              for name, fill in _FILL.items()}
+    return TreeArrays(meta=tree.meta.copy(), **fields)
+
+
+class TreeState:
+    """One tree with everything that learning needs beside the node arrays.
+
+    Parameters
+    ----------
+    n_features : int
+    rng_state : ndarray of shape (4,), uint64
+        The tree's own random stream.
+    node_stats : dict of str to ndarray
+        Model arrays with one row per node (e.g. class counts); they are grown and
+        trimmed with the tree.
+    keep_samples : bool
+        Whether leaves keep the ids of their points (needed to re-sample paused
+        leaves). The ids point into the forest's shared :class:`SampleStore`.
+    """
+
+    def __init__(self, n_features, rng_state, node_stats=None, keep_samples=True,
+                 capacity=16):
+        self.arrays = empty_tree(n_features, capacity)
+        self.rng_state = np.asarray(rng_state, dtype=np.uint64).copy()
+        self.node_stats = {}
+        for name, array in (node_stats or {}).items():
+            self.node_stats[name] = _resize_rows(array, self.capacity, 0)
+        self.sample_next = np.full(16 if keep_samples else 0, -1, dtype=np.int64)
+        self.keep_samples = keep_samples
+
+    @property
+    def capacity(self):
+        return self.arrays.parent.shape[0]
+
+    @property
+    def n_nodes(self):
+        return int(self.arrays.meta[META_N_NODES])
+
+    def ensure_node_capacity(self, needed):
+        """Grow (by half at least) so that at least ``needed`` nodes fit."""
+        if needed <= self.capacity:
+            return
+        capacity = max(int(needed), self.capacity + self.capacity // 2)
+        self.arrays = resize_tree(self.arrays, capacity)
+        for name, array in self.node_stats.items():
+            self.node_stats[name] = _resize_rows(array, capacity, 0)
+
+    def ensure_sample_capacity(self, n_samples):
+        """Grow the sample linked list so that sample ids below ``n_samples`` fit."""
+        if not self.keep_samples or n_samples <= self.sample_next.shape[0]:
+            return
+        capacity = max(int(n_samples), 2 * self.sample_next.shape[0])
+        self.sample_next = _resize_rows(self.sample_next, capacity, -1)
+
+    def resize_stat_columns(self, name, n_columns):
+        """Widen a per-node model array to ``n_columns`` columns (new ones zero)."""
+        array = self.node_stats[name]
+        if array.shape[1] >= n_columns:
+            return
+        out = np.zeros((array.shape[0], n_columns), dtype=array.dtype)
+        out[:, : array.shape[1]] = array
+        self.node_stats[name] = out
+
+    def trim(self):
+        """Release unused capacity (called at the end of ``fit``/``partial_fit``)."""
+        n = max(self.n_nodes, 2)
+        if self.capacity > n:
+            self.arrays = resize_tree(self.arrays, n)
+            for name, array in self.node_stats.items():
+                self.node_stats[name] = array[:n].copy()
+
+    @property
+    def nbytes(self):
+        """Bytes held by this tree (nodes, model statistics, sample links)."""
+        total = sum(a.nbytes for a in self.arrays) + self.sample_next.nbytes
+        return total + sum(a.nbytes for a in self.node_stats.values())
+
+
+class SampleStore:
+    """Points seen so far, shared by all trees of a forest (never copied per tree).
+
+    Paused leaves refer to their points by id into this store; each row also keeps
+    the point's label key (for pausing pure blocks) and its additive contribution to
+    the node statistics of the model (e.g. a weighted one-hot class vector).
+    """
+
+    def __init__(self, n_features, n_stats):
+        self.X = np.empty((16, n_features), dtype=np.float64)
+        self.keys = np.empty(16, dtype=np.int64)
+        self.stats = np.zeros((16, n_stats), dtype=np.float64)
+        self.n = 0
+
+    def append(self, X, keys, stats):
+        """Add rows; return their ids as an int64 array."""
+        m = X.shape[0]
+        needed = self.n + m
+        if needed > self.X.shape[0]:
+            capacity = max(needed, 2 * self.X.shape[0])
+            self.X = _resize_rows(self.X, capacity, 0.0)
+            self.keys = _resize_rows(self.keys, capacity, 0)
+            self.stats = _resize_rows(self.stats, capacity, 0.0)
+        if stats.shape[1] > self.stats.shape[1]:
+            self.widen(stats.shape[1])
+        ids = np.arange(self.n, needed, dtype=np.int64)
+        self.X[self.n:needed] = X
+        self.keys[self.n:needed] = keys
+        self.stats[self.n:needed, : stats.shape[1]] = stats
+        self.n = needed
+        return ids
+
+    def widen(self, n_stats):
+        """Add zero columns to the statistics (a new class appeared)."""
+        if n_stats > self.stats.shape[1]:
+            out = np.zeros((self.stats.shape[0], n_stats))
+            out[:, : self.stats.shape[1]] = self.stats
+            self.stats = out
+
+    def trim(self):
+        self.X = self.X[: max(self.n, 1)].copy()
+        self.keys = self.keys[: max(self.n, 1)].copy()
+        self.stats = self.stats[: max(self.n, 1)].copy()
+
+    @property
+    def nbytes(self):
+        return self.X.nbytes + self.keys.nbytes + self.stats.nbytes

@@ -1,0 +1,169 @@
+"""Shared machinery of the Mondrian forest estimators.
+
+A forest is a list of :class:`~mondrianlearn.engine.tree.TreeState` (one random
+stream each) and one :class:`~mondrianlearn.engine.tree.SampleStore` shared by all
+trees. ``fit`` samples every tree in batch; ``partial_fit`` samples the first batch
+in batch and extends the trees online afterwards. Both run one compiled loop per
+tree, in threads when ``n_jobs`` allows; no Python code runs per point.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from ..engine.random import spawn_states
+from ..engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, SampleStore, TreeState
+from ..utils.parallel import map_trees
+from ..utils.validation import check_X_predict
+from ._additive import extend_tree, sample_tree
+
+_BIG_DEPTH = 2**62
+
+
+class BaseMondrianForest(BaseEstimator):
+    """Base class: subclasses define the label statistics (``_point_stats``)."""
+
+    _parameter_constraints = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "lifetime": [Interval(Real, 0, None, closed="right")],
+        "min_samples_split": [Interval(Integral, 2, None, closed="left")],
+        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    # Set by subclasses.
+    _pause_pure = False
+
+    # ------------------------------------------------------------------ learning
+    def _n_trees(self):
+        return self.n_estimators
+
+    def _start_model(self, n_features, n_stats):
+        """Fresh trees with their own random streams, and an empty sample store."""
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        states = spawn_states(seed, self._n_trees())
+        self._store = SampleStore(n_features, n_stats)
+        self.trees_ = [
+            TreeState(n_features, states[t], {"stats": np.zeros((16, n_stats))})
+            for t in range(self._n_trees())
+        ]
+        self.n_samples_seen_ = 0
+        self._fitted_stats_columns = n_stats
+
+    def _learn(self, X, keys, point_stats):
+        """Add the rows to the store and teach them to every tree."""
+        ids = self._store.append(X, keys, point_stats)
+        self.n_samples_seen_ += X.shape[0]
+        store = self._store
+        lifetime = float(self.lifetime)
+        mss = int(self.min_samples_split)
+        pause_pure = bool(self._pause_pure)
+
+        def learn_tree(tree):
+            tree.ensure_sample_capacity(store.n)
+            if tree.n_nodes == 0:
+                _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss)
+            else:
+                _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss)
+
+        map_trees(learn_tree, self.trees_, self.n_jobs)
+        self._posterior_stale = True
+
+    def _widen_stats(self, n_stats):
+        """Grow the statistics to ``n_stats`` columns (a new class arrived)."""
+        self._store.widen(n_stats)
+        for tree in self.trees_:
+            tree.resize_stat_columns("stats", n_stats)
+
+    # ---------------------------------------------------------------- inspection
+    def _max_depth_value(self):
+        return _BIG_DEPTH if self.max_depth is None else int(self.max_depth)
+
+    def _check_predict_input(self, X):
+        check_is_fitted(self, "trees_")
+        return check_X_predict(self, X)
+
+    def apply(self, X):
+        """Leaf of every tree that each sample falls into.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        leaves : ndarray of shape (n_samples, n_estimators)
+            Node ids (into each tree's arrays) of the leaf cells containing the rows.
+        """
+        from ..engine.paths import apply_tree
+
+        X = self._check_predict_input(X)
+
+        def one(tree):
+            out = np.empty(X.shape[0], dtype=np.int64)
+            apply_tree(tree.arrays, X, out)
+            return out
+
+        return np.column_stack(map_trees(one, self.trees_, self.n_jobs))
+
+    def _chunks(self, n_rows, n_columns):
+        """Row slices such that one buffer per tree stays under ~64 MB."""
+        per_row = 8 * max(n_columns, 1) * len(self.trees_)
+        step = max(1, min(n_rows, (64 << 20) // per_row))
+        return [slice(i, min(i + step, n_rows)) for i in range(0, n_rows, step)]
+
+    @property
+    def n_nodes_(self):
+        """Number of nodes of each tree."""
+        check_is_fitted(self, "trees_")
+        return np.array([t.n_nodes for t in self.trees_])
+
+    @property
+    def model_size_(self):
+        """Bytes held by the fitted model (trees, statistics, shared sample store)."""
+        check_is_fitted(self, "trees_")
+        return sum(t.nbytes for t in self.trees_) + self._store.nbytes
+
+    def _more_tags(self):  # pragma: no cover - old scikit-learn
+        return {"allow_nan": False}
+
+
+def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss):
+    """Sample a tree from scratch on the points ``ids`` (root is node 0)."""
+    n = ids.shape[0]
+    tree.ensure_node_capacity(max(16, min(2 * n, n // 2 + 64)))
+    arrays = tree.arrays
+    arrays.meta[META_N_NODES] = 1
+    arrays.meta[META_ROOT] = 0
+    arrays.meta[META_MAX_LEAF_POINTS] = 0
+    arrays.parent[0] = -1
+    indices = ids.copy()
+    stack = np.empty((n + 1, 3), dtype=np.int64)
+    stack[0] = (0, 0, n)
+    size = 1
+    while True:
+        size = sample_tree(tree.arrays, store.X, store.keys, store.stats,
+                           tree.node_stats["stats"], tree.sample_next, indices, stack,
+                           size, lifetime, True, pause_pure, mss, tree.rng_state)
+        if size == 0:
+            return
+        tree.ensure_node_capacity(tree.capacity * 3 // 2 + 2)
+
+
+def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss):
+    """Extend a tree point by point with ``ids``, growing storage as needed."""
+    position = 0
+    while position < ids.shape[0]:
+        meta = tree.arrays.meta
+        needed = int(meta[META_N_NODES] + 2 * meta[META_MAX_LEAF_POINTS] + 6
+                     + min(2 * (ids.shape[0] - position), meta[META_N_NODES] // 2 + 64))
+        if needed > tree.capacity:
+            tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2))
+        position = extend_tree(tree.arrays, store.X, store.keys, store.stats,
+                               tree.node_stats["stats"], tree.sample_next, ids, position,
+                               lifetime, True, pause_pure, mss, tree.rng_state)

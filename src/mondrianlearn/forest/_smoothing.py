@@ -1,0 +1,216 @@
+"""Hierarchical smoothing of class counts and Mondrian forest predictions.
+
+Classification (MF paper, section 4 and appendix B): a hierarchy of normalized
+stable processes with discount ``d_j = exp(-gamma * Delta_j)``, approximated by
+interpolated Kneser-Ney; a test point outside the training boxes branches off above
+some node of its path, and the prediction integrates over where (expected discount
+of the new node). Regression (scikit-garden): the same branch-off weights mix the
+means and variances of the nodes on the path.
+"""
+
+import numpy as np
+
+from ..engine._jit import kernel
+from ..engine.paths import branch_off_path
+from ..engine.tree import LEAF, META_N_NODES, META_ROOT
+
+
+@kernel
+def preorder(tree):
+    """Node ids in pre-order (every parent before its children)."""
+    n = tree.meta[META_N_NODES]
+    order = np.empty(n, dtype=np.int64)
+    stack = np.empty(n + 1, dtype=np.int64)
+    stack[0] = tree.meta[META_ROOT]
+    size = 1
+    k = 0
+    while size > 0:
+        size -= 1
+        node = stack[size]
+        order[k] = node
+        k += 1
+        if tree.left[node] != LEAF:
+            stack[size] = tree.right[node]
+            stack[size + 1] = tree.left[node]
+            size += 2
+    return order[:k]
+
+
+@kernel
+def ikn_posterior(tree, counts, gamma, ikn_counts, posterior):
+    """Interpolated Kneser-Ney counts ``c_j`` and posterior means ``G_j`` of all nodes.
+
+    Leaves keep their class counts; an internal node counts one "table" per class
+    present in each child (``min(c_child,k, 1)``, summed over children). Then, from
+    the root down, ``G_j(k) = (c_jk - d_j t_jk + d_j t_j G_parent(k)) / c_j`` with
+    ``t_jk = min(c_jk, 1)`` and ``G_parent(root)`` uniform.
+    """
+    order = preorder(tree)
+    n_classes = counts.shape[1]
+    for i in range(order.shape[0] - 1, -1, -1):
+        node = order[i]
+        if tree.left[node] == LEAF:
+            ikn_counts[node, :] = counts[node, :]
+        else:
+            a = tree.left[node]
+            b = tree.right[node]
+            for k in range(n_classes):
+                ikn_counts[node, k] = min(ikn_counts[a, k], 1.0) + min(ikn_counts[b, k], 1.0)
+    uniform = 1.0 / n_classes
+    for i in range(order.shape[0]):
+        node = order[i]
+        parent = tree.parent[node]
+        t_parent = 0.0 if parent < 0 else tree.time[parent]
+        discount = np.exp(-gamma * (tree.time[node] - t_parent))
+        if parent < 0:
+            for k in range(n_classes):
+                posterior[node, k] = uniform
+            _smooth_row(ikn_counts, node, discount, posterior[node], posterior[node])
+        else:
+            _smooth_row(ikn_counts, node, discount, posterior[parent], posterior[node])
+
+
+@kernel
+def _smooth_row(ikn_counts, node, discount, base, out):
+    """``out(k) = (c_k - d t_k + d t G_base(k)) / c``; ``out`` may alias ``base``."""
+    n_classes = ikn_counts.shape[1]
+    total = 0.0
+    tables = 0.0
+    for k in range(n_classes):
+        c = ikn_counts[node, k]
+        total += c
+        tables += min(c, 1.0)
+    if total <= 0.0:
+        for k in range(n_classes):
+            out[k] = base[k]
+        return
+    for k in range(n_classes):
+        c = ikn_counts[node, k]
+        out[k] = (c - discount * min(c, 1.0) + discount * tables * base[k]) / total
+
+
+@kernel
+def expected_discount(eta, delta, gamma):
+    """Mean discount of a node created by branching off, over its split time.
+
+    The split time of the new node is Exponential(eta) truncated to ``[0, delta]``,
+    and its discount is ``exp(-gamma * time)``.
+    """
+    ratio = eta / (eta + gamma)
+    if np.isinf(delta):
+        return ratio
+    return ratio * (-np.expm1(-(eta + gamma) * delta)) / (-np.expm1(-eta * delta))
+
+
+@kernel
+def predict_proba_tree(tree, ikn_counts, posterior, X, gamma, max_depth, scale, out):
+    """Add ``scale`` times the class probabilities of one tree to ``out``."""
+    n_classes = ikn_counts.shape[1]
+    capacity = tree.meta[META_N_NODES] + 1
+    nodes = np.empty(capacity, dtype=np.int64)
+    etas = np.empty(capacity)
+    deltas = np.empty(capacity)
+    probs = np.empty(capacity)
+    excess = np.empty(X.shape[1])
+    branch = np.empty(n_classes)
+    uniform = np.full(n_classes, 1.0 / n_classes)
+    for i in range(X.shape[0]):
+        length = branch_off_path(tree, X[i], max_depth, nodes, etas, deltas, probs,
+                                 excess)
+        stay = scale
+        for m in range(length):
+            p = probs[m]
+            node = nodes[m]
+            if p > 0.0:
+                parent = tree.parent[node]
+                base = uniform if m == 0 else posterior[parent]
+                d = expected_discount(etas[m], deltas[m], gamma)
+                _smooth_row(ikn_counts, node, d, base, branch)
+                for k in range(n_classes):
+                    out[i, k] += stay * p * branch[k]
+                stay *= 1.0 - p
+        last = nodes[length - 1]
+        for k in range(n_classes):
+            out[i, k] += stay * posterior[last, k]
+
+
+@kernel
+def predict_moments_tree(tree, stats, X, max_depth, out_mean, out_second):
+    """Predictive mean and second moment of one tree (scikit-garden's weights).
+
+    ``stats`` holds ``(sum w, sum w y, sum w y^2)`` per node. Node ``j`` of the path
+    gets weight ``p_j * prod_{i above j} (1 - p_i)``; the last node takes the rest.
+    """
+    capacity = tree.meta[META_N_NODES] + 1
+    nodes = np.empty(capacity, dtype=np.int64)
+    etas = np.empty(capacity)
+    deltas = np.empty(capacity)
+    probs = np.empty(capacity)
+    excess = np.empty(X.shape[1])
+    for i in range(X.shape[0]):
+        length = branch_off_path(tree, X[i], max_depth, nodes, etas, deltas, probs,
+                                 excess)
+        stay = 1.0
+        mean = 0.0
+        second = 0.0
+        for m in range(length):
+            node = nodes[m]
+            w = stay if m == length - 1 else stay * probs[m]
+            if w > 0.0:
+                mu, var = node_moments(stats, node)
+                mean += w * mu
+                second += w * (mu * mu + var)
+            stay -= w
+        out_mean[i] = mean
+        out_second[i] = second
+
+
+@kernel
+def node_moments(stats, node):
+    """Mean and variance of the targets in ``node``."""
+    w = stats[node, 0]
+    if w <= 0.0:
+        return 0.0, 0.0
+    mu = stats[node, 1] / w
+    var = stats[node, 2] / w - mu * mu
+    return mu, max(var, 0.0)
+
+
+@kernel
+def path_weights_tree(tree, X, max_depth, indptr, indices, weights):
+    """Branch-off weights of every node on each path, as CSR rows.
+
+    ``indptr`` must already hold the row offsets (path lengths, from ``path_lengths``).
+    """
+    capacity = tree.meta[META_N_NODES] + 1
+    nodes = np.empty(capacity, dtype=np.int64)
+    etas = np.empty(capacity)
+    deltas = np.empty(capacity)
+    probs = np.empty(capacity)
+    excess = np.empty(X.shape[1])
+    for i in range(X.shape[0]):
+        length = branch_off_path(tree, X[i], max_depth, nodes, etas, deltas, probs,
+                                 excess)
+        stay = 1.0
+        pos = indptr[i]
+        for m in range(length):
+            w = stay if m == length - 1 else stay * probs[m]
+            indices[pos + m] = nodes[m]
+            weights[pos + m] = w
+            stay -= w
+
+
+@kernel
+def path_lengths(tree, X, max_depth, out):
+    """Number of nodes on the (possibly truncated) path of every row."""
+    root = tree.meta[META_ROOT]
+    for i in range(X.shape[0]):
+        node = root
+        length = 1
+        while tree.left[node] != LEAF and length <= max_depth:
+            if X[i, tree.feature[node]] <= tree.threshold[node]:
+                node = tree.left[node]
+            else:
+                node = tree.right[node]
+            length += 1
+        out[i] = length

@@ -1,0 +1,90 @@
+"""A read-only, scikit-learn-like view of one fitted Mondrian tree."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..engine.paths import tree_depth
+from ..engine.tree import META_ROOT
+
+
+def _frozen(array):
+    out = np.array(array, copy=True)
+    out.flags.writeable = False
+    return out
+
+
+@dataclass(frozen=True)
+class MondrianTreeView:
+    """Arrays describing a fitted Mondrian tree, indexed by node id.
+
+    Attributes
+    ----------
+    node_count : int
+    root : int
+        Id of the root (not always 0: online splits can be inserted above it).
+    children_left, children_right : ndarray of int
+        ``-1`` at leaves.
+    parent : ndarray of int
+        ``-1`` at the root.
+    feature : ndarray of int
+        Split feature (``-1`` at leaves).
+    threshold : ndarray of float
+        Points with ``x[feature] <= threshold`` go left.
+    split_time : ndarray of float
+        Time ``tau`` of each split; at leaves, the lifetime (``inf`` by default).
+    lower, upper : ndarray of shape (node_count, n_features)
+        Bounding box of the training points in each node.
+    n_node_samples : ndarray of int
+        Number of training points in each node.
+    paused : ndarray of bool
+        Leaves paused by the pausing rule.
+    value : ndarray
+        Node statistics: weighted class counts (classifier) or mean and variance of
+        the targets (regressor).
+    posterior : ndarray or None
+        Smoothed class probabilities of each node (classifier).
+    max_depth : int
+    """
+
+    node_count: int
+    root: int
+    children_left: np.ndarray
+    children_right: np.ndarray
+    parent: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    split_time: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    n_node_samples: np.ndarray
+    paused: np.ndarray
+    value: np.ndarray
+    posterior: object
+    max_depth: int
+
+    @classmethod
+    def from_state(cls, tree, value, posterior=None):
+        a = tree.arrays
+        n = tree.n_nodes
+        return cls(
+            node_count=n,
+            root=int(a.meta[META_ROOT]),
+            children_left=_frozen(a.left[:n]),
+            children_right=_frozen(a.right[:n]),
+            parent=_frozen(a.parent[:n]),
+            feature=_frozen(a.feature[:n]),
+            threshold=_frozen(a.threshold[:n]),
+            split_time=_frozen(a.time[:n]),
+            lower=_frozen(a.lower[:n]),
+            upper=_frozen(a.upper[:n]),
+            n_node_samples=_frozen(a.n_points[:n]),
+            paused=_frozen(a.paused[:n]),
+            value=_frozen(value[:n]),
+            posterior=None if posterior is None else _frozen(posterior[:n]),
+            max_depth=int(tree_depth(a)),
+        )
+
+    @property
+    def n_leaves(self):
+        return int(np.sum(self.children_left == -1))

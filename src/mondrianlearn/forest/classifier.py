@@ -1,0 +1,316 @@
+"""Mondrian forest and Mondrian tree classifiers (MF paper, NIPS 2014)."""
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.multiclass import check_classification_targets
+
+from ..utils.parallel import map_trees
+from ..utils.validation import check_X_y_batch
+from ._base import BaseMondrianForest
+from ._smoothing import ikn_posterior, predict_proba_tree
+
+
+class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
+    """Mondrian forest classifier, trainable in batch and online.
+
+    Each tree is a sample of the Mondrian process restricted to the training data;
+    ``partial_fit`` extends the trees with new points so that the forest has the
+    same distribution as one fitted in batch on all points seen. Class
+    probabilities use the hierarchical normalized-stable-process smoothing with
+    interpolated Kneser-Ney counts; a point outside the training boxes is handled
+    by integrating over where it would branch off its path.
+
+    Parameters
+    ----------
+    n_estimators : int, default=10
+        Number of trees.
+    lifetime : float, default=inf
+        Lifetime (budget) ``lambda`` of the Mondrian process.
+    discount : float, default=None
+        Discount parameter ``gamma`` of the hierarchical smoothing; ``None`` means
+        ``10 * n_features``. Larger values trust the leaves more.
+    min_samples_split : int, default=2
+        Blocks with fewer points are paused (not cut) until more arrive.
+    max_depth : int, default=None
+        Depth at which prediction paths stop (the tree itself is not truncated, so
+        that online and batch training keep the same distribution).
+    n_jobs : int, default=None
+        Threads used to train and query the trees (results do not depend on it).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the trees' random streams.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Sorted class labels; ``partial_fit`` adds labels as they appear.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when ``X`` had string column names.
+    trees_ : list of TreeState
+        The fitted trees (node arrays and class counts).
+    n_samples_seen_ : int
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from mondrianlearn import MondrianForestClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = MondrianForestClassifier(n_estimators=10, random_state=0)
+    >>> for start in range(0, 150, 50):  # three mini-batches
+    ...     _ = clf.partial_fit(X[start:start + 50], y[start:start + 50])
+    >>> clf.predict_proba(X[:1]).round(2).tolist()
+    [[0.99, 0.01, 0.0]]
+    """
+
+    _parameter_constraints = {
+        **BaseMondrianForest._parameter_constraints,
+        "discount": [Interval(Real, 0, None, closed="left"), None],
+    }
+    _pause_pure = True
+
+    def __init__(self, n_estimators=10, *, lifetime=np.inf, discount=None,
+                 min_samples_split=2, max_depth=None, n_jobs=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.lifetime = lifetime
+        self.discount = discount
+        self.min_samples_split = min_samples_split
+        self.max_depth = max_depth
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ training
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Sample the forest in batch on ``(X, y)``, discarding earlier training.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            A weight ``w`` counts as ``w`` copies of the row in the class counts;
+            rows of weight zero are ignored.
+
+        Returns
+        -------
+        self
+        """
+        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        self._classes_declared = False
+        self._start_model(X.shape[1], len(self.classes_))
+        self._learn_batch(X, y, sample_weight)
+        for tree in self.trees_:
+            tree.trim()
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Extend the forest online with a mini-batch.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like, default=None
+            All labels the stream will contain. Optional: without it, labels are
+            added as they appear; with it, any other label is an error.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        first = not hasattr(self, "trees_")
+        if not first and _is_empty(X):
+            _check_empty_batch(self, X)
+            return self
+        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first)
+        check_classification_targets(y)
+        if first:
+            if classes is not None:
+                self.classes_ = np.unique(np.asarray(classes))
+                self._classes_declared = True
+            else:
+                self.classes_ = np.unique(y)
+                self._classes_declared = False
+            self._start_model(X.shape[1], len(self.classes_))
+        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+            raise ValueError(
+                f"`classes={np.unique(classes)!r}` differs from the classes of the "
+                f"first call to partial_fit, {self.classes_!r}.")
+        self._add_new_classes(y)
+        self._learn_batch(X, y, sample_weight)
+        return self
+
+    def _add_new_classes(self, y):
+        new = np.setdiff1d(np.unique(y), self.classes_)
+        if new.size == 0:
+            return
+        if self._classes_declared:
+            raise ValueError(
+                f"Labels {new.tolist()!r} are not in `classes` given to the first "
+                f"call to partial_fit ({self.classes_.tolist()!r}).")
+        merged = np.unique(np.concatenate([self.classes_, new]))
+        old_to_new = np.searchsorted(merged, self.classes_)
+        self._widen_stats(len(merged))
+        store = self._store
+        store.stats[:, old_to_new] = store.stats[:, : len(self.classes_)].copy()
+        store.stats[:, np.setdiff1d(np.arange(len(merged)), old_to_new)] = 0.0
+        store.keys[: store.n] = old_to_new[store.keys[: store.n]]
+        for tree in self.trees_:
+            stats = tree.node_stats["stats"]
+            stats[:, old_to_new] = stats[:, : len(self.classes_)].copy()
+            stats[:, np.setdiff1d(np.arange(len(merged)), old_to_new)] = 0.0
+            label = tree.arrays.label
+            known = label >= 0
+            label[known] = old_to_new[label[known]]
+        self.classes_ = merged
+
+    def _learn_batch(self, X, y, sample_weight):
+        keep = sample_weight > 0
+        if not keep.all():
+            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
+        if X.shape[0] == 0:
+            return
+        keys = np.searchsorted(self.classes_, y).astype(np.int64)
+        point_stats = np.zeros((X.shape[0], len(self.classes_)))
+        point_stats[np.arange(X.shape[0]), keys] = sample_weight
+        self._learn(X, keys, point_stats)
+
+    # ---------------------------------------------------------------- prediction
+    def _gamma(self):
+        return 10.0 * self.n_features_in_ if self.discount is None else float(self.discount)
+
+    def _ensure_posteriors(self):
+        if not getattr(self, "_posterior_stale", True):
+            return
+        gamma = self._gamma()
+
+        def posterior(tree):
+            counts = tree.node_stats["stats"]
+            ikn = np.zeros_like(counts)
+            post = np.zeros_like(counts)
+            ikn_posterior(tree.arrays, counts, gamma, ikn, post)
+            tree.smoothed = (ikn, post)
+
+        map_trees(posterior, self.trees_, self.n_jobs)
+        self._posterior_stale = False
+
+    def predict_proba(self, X):
+        """Class probabilities, averaged over the trees.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``; rows sum to one.
+        """
+        X = self._check_predict_input(X)
+        self._ensure_posteriors()
+        gamma = self._gamma()
+        max_depth = self._max_depth_value()
+        n_classes = len(self.classes_)
+        scale = 1.0 / len(self.trees_)
+        out = np.zeros((X.shape[0], n_classes))
+        for rows in self._chunks(X.shape[0], n_classes):
+            Xc = X[rows]
+
+            def one(tree):
+                part = np.zeros((Xc.shape[0], n_classes))
+                ikn, post = tree.smoothed
+                predict_proba_tree(tree.arrays, ikn, post, Xc, gamma, max_depth, scale, part)
+                return part
+
+            for part in map_trees(one, self.trees_, self.n_jobs):
+                out[rows] += part
+        return out
+
+    def predict(self, X):
+        """Most probable class of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_posterior_stale"] = True
+        if "trees_" in state:
+            for tree in state["trees_"]:
+                tree.__dict__.pop("smoothed", None)
+        return state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+class MondrianTreeClassifier(MondrianForestClassifier):
+    """A single Mondrian tree classifier, with an inspectable tree.
+
+    Same learning and prediction as :class:`MondrianForestClassifier` with one tree.
+    The fitted tree is exposed as ``tree_`` (see :class:`MondrianTreeView`).
+
+    Parameters
+    ----------
+    lifetime : float, default=inf
+    discount : float, default=None
+    min_samples_split : int, default=2
+    max_depth : int, default=None
+        Depth at which prediction paths stop.
+    random_state : int, RandomState instance or None, default=None
+    """
+
+    _parameter_constraints = {
+        k: v for k, v in MondrianForestClassifier._parameter_constraints.items()
+        if k not in ("n_estimators", "n_jobs")
+    }
+
+    def __init__(self, *, lifetime=np.inf, discount=None, min_samples_split=2,
+                 max_depth=None, random_state=None):
+        self.lifetime = lifetime
+        self.discount = discount
+        self.min_samples_split = min_samples_split
+        self.max_depth = max_depth
+        self.random_state = random_state
+
+    n_estimators = 1
+    n_jobs = None
+
+    @property
+    def tree_(self):
+        """The fitted tree as read-only arrays (node values: class counts)."""
+        from ._view import MondrianTreeView
+
+        self._ensure_posteriors()
+        tree = self.trees_[0]
+        return MondrianTreeView.from_state(tree, value=tree.node_stats["stats"],
+                                           posterior=tree.smoothed[1])
+
+
+def _is_empty(X):
+    shape = getattr(X, "shape", None)
+    return shape is not None and len(shape) == 2 and shape[0] == 0
+
+
+def _check_empty_batch(estimator, X):
+    """An empty mini-batch is a no-op, but its width must still match."""
+    if X.shape[1] != estimator.n_features_in_:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {type(estimator).__name__} is "
+            f"expecting {estimator.n_features_in_} features as input.")

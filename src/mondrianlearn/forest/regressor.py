@@ -1,0 +1,263 @@
+"""Mondrian forest and Mondrian tree regressors with predictive uncertainty."""
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import RegressorMixin, _fit_context
+
+from ..utils.parallel import map_trees
+from ..utils.validation import check_X_y_batch
+from ._base import BaseMondrianForest
+from ._smoothing import node_moments, path_lengths, path_weights_tree, predict_moments_tree
+from .classifier import _check_empty_batch, _is_empty
+
+
+class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
+    """Mondrian forest regressor with predictive mean and standard deviation.
+
+    Every node keeps the mean and variance of its targets. A test point is
+    predicted by the nodes on its path, weighted by the probability that it
+    branches off the tree just above each of them (scikit-garden's Mondrian
+    trees): near the data the leaf dominates, far from it the root does, so the
+    prediction falls back to the training mean and variance. The forest is an
+    equal mixture of its trees.
+
+    Parameters
+    ----------
+    n_estimators : int, default=10
+    lifetime : float, default=inf
+        Lifetime (budget) ``lambda`` of the Mondrian process.
+    min_samples_split : int, default=2
+        Blocks with fewer points are paused until more arrive.
+    max_depth : int, default=None
+        Depth at which prediction paths stop.
+    n_jobs : int, default=None
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    n_features_in_ : int
+    trees_ : list of TreeState
+    n_samples_seen_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mondrianlearn import MondrianForestRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(-3, 3, size=(200, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.randn(200)
+    >>> reg = MondrianForestRegressor(n_estimators=20, random_state=0).fit(X, y)
+    >>> mean, std = reg.predict([[0.0], [30.0]], return_std=True)
+    >>> bool(std[1] > std[0])  # far from the data the forest is unsure
+    True
+    """
+
+    def __init__(self, n_estimators=10, *, lifetime=np.inf, min_samples_split=2,
+                 max_depth=None, n_jobs=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.lifetime = lifetime
+        self.min_samples_split = min_samples_split
+        self.max_depth = max_depth
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Sample the forest in batch on ``(X, y)``, discarding earlier training.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            A weight ``w`` counts as ``w`` copies of the row in the node moments;
+            rows of weight zero are ignored.
+
+        Returns
+        -------
+        self
+        """
+        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True,
+                                              y_numeric=True)
+        self._start_target_scale(y, sample_weight)
+        self._start_model(X.shape[1], 3)
+        self._learn_batch(X, y, sample_weight)
+        for tree in self.trees_:
+            tree.trim()
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, sample_weight=None):
+        """Extend the forest online with a mini-batch.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        first = not hasattr(self, "trees_")
+        if not first and _is_empty(X):
+            _check_empty_batch(self, X)
+            return self
+        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
+                                              y_numeric=True)
+        if first:
+            self._start_target_scale(y, sample_weight)
+            self._start_model(X.shape[1], 3)
+        self._learn_batch(X, y, sample_weight)
+        return self
+
+    def _start_target_scale(self, y, sample_weight):
+        """Targets are stored centred and scaled by the first batch (for accuracy)."""
+        y = np.asarray(y, dtype=np.float64)
+        w = sample_weight if sample_weight.sum() > 0 else np.ones_like(y)
+        self._y_offset = float(np.average(y, weights=w))
+        spread = float(np.max(np.abs(y - self._y_offset))) if y.size else 0.0
+        self._y_scale = spread if np.isfinite(spread) and spread > 0 else 1.0
+
+    def _learn_batch(self, X, y, sample_weight):
+        keep = sample_weight > 0
+        if not keep.all():
+            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
+        if X.shape[0] == 0:
+            return
+        z = (np.asarray(y, dtype=np.float64) - self._y_offset) / self._y_scale
+        point_stats = np.column_stack([sample_weight, sample_weight * z, sample_weight * z * z])
+        self._learn(X, np.zeros(X.shape[0], dtype=np.int64), point_stats)
+
+    def predict(self, X, return_std=False):
+        """Predictive mean (and standard deviation) of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return the standard deviation of the predictive distribution (the
+            mixture over trees of each tree's mixture over its path's nodes).
+
+        Returns
+        -------
+        mean : ndarray of shape (n_samples,)
+        std : ndarray of shape (n_samples,)
+            Only when ``return_std`` is true.
+        """
+        X = self._check_predict_input(X)
+        max_depth = self._max_depth_value()
+        mean = np.zeros(X.shape[0])
+        second = np.zeros(X.shape[0])
+        for rows in self._chunks(X.shape[0], 2):
+            Xc = X[rows]
+
+            def one(tree):
+                m = np.empty(Xc.shape[0])
+                s = np.empty(Xc.shape[0])
+                predict_moments_tree(tree.arrays, tree.node_stats["stats"], Xc, max_depth, m, s)
+                return m, s
+
+            for m, s in map_trees(one, self.trees_, self.n_jobs):
+                mean[rows] += m
+                second[rows] += s
+        mean /= len(self.trees_)
+        second /= len(self.trees_)
+        out = self._y_offset + self._y_scale * mean
+        if not return_std:
+            return out
+        std = self._y_scale * np.sqrt(np.maximum(second - mean * mean, 0.0))
+        return out, std
+
+    def weighted_decision_path(self, X):
+        """Weights of the nodes of each row's path, for every tree.
+
+        The prediction of a tree is the weighted average of its nodes' means with
+        these weights (they sum to one per row and tree).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        weights : scipy.sparse.csr_matrix of shape (n_samples, n_nodes_total)
+            Column ``n_nodes_ptr[t] + j`` is node ``j`` of tree ``t``.
+        n_nodes_ptr : ndarray of shape (n_estimators + 1,)
+            Column offsets of the trees.
+        """
+        X = self._check_predict_input(X)
+        max_depth = self._max_depth_value()
+
+        def one(tree):
+            lengths = np.empty(X.shape[0], dtype=np.int64)
+            path_lengths(tree.arrays, X, max_depth, lengths)
+            indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
+            np.cumsum(lengths, out=indptr[1:])
+            indices = np.empty(indptr[-1], dtype=np.int64)
+            weights = np.empty(indptr[-1])
+            path_weights_tree(tree.arrays, X, max_depth, indptr, indices, weights)
+            return sp.csr_matrix((weights, indices, indptr), shape=(X.shape[0], tree.n_nodes))
+
+        blocks = map_trees(one, self.trees_, self.n_jobs)
+        n_nodes_ptr = np.zeros(len(blocks) + 1, dtype=np.int64)
+        np.cumsum([b.shape[1] for b in blocks], out=n_nodes_ptr[1:])
+        return sp.hstack(blocks, format="csr"), n_nodes_ptr
+
+    def node_means_and_variances(self, tree_index=0):
+        """Mean and variance of the training targets in every node of one tree."""
+        tree = self.trees_[tree_index]
+        stats = tree.node_stats["stats"]
+        n = tree.n_nodes
+        out = np.array([node_moments(stats, j) for j in range(n)]).reshape(n, 2)
+        out[:, 0] = self._y_offset + self._y_scale * out[:, 0]
+        out[:, 1] *= self._y_scale ** 2
+        return out
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+class MondrianTreeRegressor(MondrianForestRegressor):
+    """A single Mondrian tree regressor, with an inspectable tree.
+
+    Same learning and prediction as :class:`MondrianForestRegressor` with one tree;
+    the fitted tree is exposed as ``tree_`` with node ``value`` = (mean, variance).
+
+    Parameters
+    ----------
+    lifetime : float, default=inf
+    min_samples_split : int, default=2
+    max_depth : int, default=None
+        Depth at which prediction paths stop.
+    random_state : int, RandomState instance or None, default=None
+    """
+
+    _parameter_constraints = {
+        k: v for k, v in MondrianForestRegressor._parameter_constraints.items()
+        if k not in ("n_estimators", "n_jobs")
+    }
+    n_estimators = 1
+    n_jobs = None
+
+    def __init__(self, *, lifetime=np.inf, min_samples_split=2, max_depth=None,
+                 random_state=None):
+        self.lifetime = lifetime
+        self.min_samples_split = min_samples_split
+        self.max_depth = max_depth
+        self.random_state = random_state
+
+    def weighted_decision_path(self, X):
+        """Weights of the nodes on each row's path (sparse, n_samples x node_count)."""
+        return super().weighted_decision_path(X)[0]
+
+    @property
+    def tree_(self):
+        """The fitted tree as read-only arrays (node values: mean and variance)."""
+        from ._view import MondrianTreeView
+
+        return MondrianTreeView.from_state(self.trees_[0],
+                                           value=self.node_means_and_variances(0))
