@@ -72,7 +72,6 @@ class BaseMondrianForest(BaseEstimator):
                 _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss)
 
         map_trees(learn_tree, self.trees_, self.n_jobs)
-        self._posterior_stale = True
 
     def _widen_stats(self, n_stats):
         """Grow the statistics to ``n_stats`` columns (a new class arrived)."""
@@ -128,9 +127,6 @@ class BaseMondrianForest(BaseEstimator):
         """Bytes held by the fitted model (trees, statistics, shared sample store)."""
         check_is_fitted(self, "trees_")
         return sum(t.nbytes for t in self.trees_) + self._store.nbytes
-
-    def _more_tags(self):  # pragma: no cover - old scikit-learn
-        return {"allow_nan": False}
 
 
 def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss):

@@ -37,56 +37,67 @@ def preorder(tree):
 
 
 @kernel
-def ikn_posterior(tree, counts, gamma, ikn_counts, posterior):
-    """Interpolated Kneser-Ney counts ``c_j`` and posterior means ``G_j`` of all nodes.
+def ikn_counts_row(tree, counts, node, out):
+    """Interpolated Kneser-Ney counts of ``node`` into ``out``.
 
-    Leaves keep their class counts; an internal node counts one "table" per class
-    present in each child (``min(c_child,k, 1)``, summed over children). Then, from
-    the root down, ``G_j(k) = (c_jk - d_j t_jk + d_j t_j G_parent(k)) / c_j`` with
-    ``t_jk = min(c_jk, 1)`` and ``G_parent(root)`` uniform.
+    A leaf keeps its class counts; an internal node counts one "table" per class
+    and child, ``sum over children of min(c_child,k, 1)``. With integer counts
+    ``min(c, 1)`` is the same whether ``c`` is a child's raw or IKN count (both are
+    at least one exactly when the class is present below it), so the raw counts of
+    the children suffice and no pass over the whole tree is needed.
     """
-    order = preorder(tree)
     n_classes = counts.shape[1]
-    for i in range(order.shape[0] - 1, -1, -1):
-        node = order[i]
-        if tree.left[node] == LEAF:
-            ikn_counts[node, :] = counts[node, :]
-        else:
-            a = tree.left[node]
-            b = tree.right[node]
-            for k in range(n_classes):
-                ikn_counts[node, k] = min(ikn_counts[a, k], 1.0) + min(ikn_counts[b, k], 1.0)
-    uniform = 1.0 / n_classes
-    for i in range(order.shape[0]):
-        node = order[i]
-        parent = tree.parent[node]
-        t_parent = 0.0 if parent < 0 else tree.time[parent]
-        discount = np.exp(-gamma * (tree.time[node] - t_parent))
-        if parent < 0:
-            for k in range(n_classes):
-                posterior[node, k] = uniform
-            _smooth_row(ikn_counts, node, discount, posterior[node], posterior[node])
-        else:
-            _smooth_row(ikn_counts, node, discount, posterior[parent], posterior[node])
+    if tree.left[node] == LEAF:
+        for k in range(n_classes):
+            out[k] = counts[node, k]
+    else:
+        a = tree.left[node]
+        b = tree.right[node]
+        for k in range(n_classes):
+            out[k] = min(counts[a, k], 1.0) + min(counts[b, k], 1.0)
 
 
 @kernel
-def _smooth_row(ikn_counts, node, discount, base, out):
-    """``out(k) = (c_k - d t_k + d t G_base(k)) / c``; ``out`` may alias ``base``."""
-    n_classes = ikn_counts.shape[1]
+def smooth_counts(ikn, discount, base, out):
+    """``out(k) = (c_k - d t_k + d t G_base(k)) / c`` with ``t_k = min(c_k, 1)``.
+
+    ``out`` may alias ``base``. A node without counts returns ``base``.
+    """
+    n_classes = ikn.shape[0]
     total = 0.0
     tables = 0.0
     for k in range(n_classes):
-        c = ikn_counts[node, k]
-        total += c
-        tables += min(c, 1.0)
+        total += ikn[k]
+        tables += min(ikn[k], 1.0)
     if total <= 0.0:
         for k in range(n_classes):
             out[k] = base[k]
         return
     for k in range(n_classes):
-        c = ikn_counts[node, k]
+        c = ikn[k]
         out[k] = (c - discount * min(c, 1.0) + discount * tables * base[k]) / total
+
+
+@kernel
+def ikn_posterior(tree, counts, gamma, posterior):
+    """Posterior mean ``G_j`` of every node (used to inspect a tree).
+
+    ``G_j(k) = (c_jk - d_j t_jk + d_j t_j G_parent(j)(k)) / c_j`` from the root
+    down, with discount ``d_j = exp(-gamma * Delta_j)`` and ``G_parent(root)``
+    uniform.
+    """
+    order = preorder(tree)
+    n_classes = counts.shape[1]
+    ikn = np.empty(n_classes)
+    uniform = np.full(n_classes, 1.0 / n_classes)
+    for i in range(order.shape[0]):
+        node = order[i]
+        parent = tree.parent[node]
+        t_parent = 0.0 if parent < 0 else tree.time[parent]
+        discount = np.exp(-gamma * (tree.time[node] - t_parent))
+        ikn_counts_row(tree, counts, node, ikn)
+        base = uniform if parent < 0 else posterior[parent]
+        smooth_counts(ikn, discount, base, posterior[node])
 
 
 @kernel
@@ -103,35 +114,43 @@ def expected_discount(eta, delta, gamma):
 
 
 @kernel
-def predict_proba_tree(tree, ikn_counts, posterior, X, gamma, max_depth, scale, out):
-    """Add ``scale`` times the class probabilities of one tree to ``out``."""
-    n_classes = ikn_counts.shape[1]
+def predict_proba_tree(tree, counts, X, gamma, max_depth, scale, out):
+    """Add ``scale`` times the class probabilities of one tree to ``out``.
+
+    Walking down the path of ``x``: with probability ``p_j`` (given it has not yet
+    branched off) ``x`` branches off above node ``j`` into a new node whose
+    discount is the expected one, smoothing ``j``'s counts towards the parent's
+    posterior; otherwise it goes on, and at the end of the path it takes the
+    posterior of the last node. Posteriors are computed along the path.
+    """
+    n_classes = counts.shape[1]
     capacity = tree.meta[META_N_NODES] + 1
     nodes = np.empty(capacity, dtype=np.int64)
     etas = np.empty(capacity)
     deltas = np.empty(capacity)
     probs = np.empty(capacity)
     excess = np.empty(X.shape[1])
+    ikn = np.empty(n_classes)
     branch = np.empty(n_classes)
-    uniform = np.full(n_classes, 1.0 / n_classes)
+    posterior = np.empty(n_classes)
     for i in range(X.shape[0]):
         length = branch_off_path(tree, X[i], max_depth, nodes, etas, deltas, probs,
                                  excess)
+        for k in range(n_classes):
+            posterior[k] = 1.0 / n_classes
         stay = scale
         for m in range(length):
+            ikn_counts_row(tree, counts, nodes[m], ikn)
             p = probs[m]
-            node = nodes[m]
             if p > 0.0:
-                parent = tree.parent[node]
-                base = uniform if m == 0 else posterior[parent]
                 d = expected_discount(etas[m], deltas[m], gamma)
-                _smooth_row(ikn_counts, node, d, base, branch)
+                smooth_counts(ikn, d, posterior, branch)
                 for k in range(n_classes):
                     out[i, k] += stay * p * branch[k]
                 stay *= 1.0 - p
-        last = nodes[length - 1]
+            smooth_counts(ikn, np.exp(-gamma * deltas[m]), posterior, posterior)
         for k in range(n_classes):
-            out[i, k] += stay * posterior[last, k]
+            out[i, k] += stay * posterior[k]
 
 
 @kernel

@@ -186,20 +186,25 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
     def _gamma(self):
         return 10.0 * self.n_features_in_ if self.discount is None else float(self.discount)
 
-    def _ensure_posteriors(self):
-        if not getattr(self, "_posterior_stale", True):
-            return
-        gamma = self._gamma()
+    def node_posteriors(self, tree_index=0):
+        """Smoothed class probabilities ``G_j`` of every node of one tree.
 
-        def posterior(tree):
-            counts = tree.node_stats["stats"]
-            ikn = np.zeros_like(counts)
-            post = np.zeros_like(counts)
-            ikn_posterior(tree.arrays, counts, gamma, ikn, post)
-            tree.smoothed = (ikn, post)
+        Parameters
+        ----------
+        tree_index : int, default=0
 
-        map_trees(posterior, self.trees_, self.n_jobs)
-        self._posterior_stale = False
+        Returns
+        -------
+        posterior : ndarray of shape (n_nodes, n_classes)
+        """
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "trees_")
+        tree = self.trees_[tree_index]
+        counts = tree.node_stats["stats"]
+        posterior = np.zeros((tree.n_nodes, counts.shape[1]))
+        ikn_posterior(tree.arrays, counts, self._gamma(), posterior)
+        return posterior
 
     def predict_proba(self, X):
         """Class probabilities, averaged over the trees.
@@ -214,7 +219,6 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
             Columns follow ``classes_``; rows sum to one.
         """
         X = self._check_predict_input(X)
-        self._ensure_posteriors()
         gamma = self._gamma()
         max_depth = self._max_depth_value()
         n_classes = len(self.classes_)
@@ -225,8 +229,8 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
 
             def one(tree):
                 part = np.zeros((Xc.shape[0], n_classes))
-                ikn, post = tree.smoothed
-                predict_proba_tree(tree.arrays, ikn, post, Xc, gamma, max_depth, scale, part)
+                predict_proba_tree(tree.arrays, tree.node_stats["stats"], Xc, gamma,
+                                   max_depth, scale, part)
                 return part
 
             for part in map_trees(one, self.trees_, self.n_jobs):
@@ -244,15 +248,8 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         -------
         y : ndarray of shape (n_samples,)
         """
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_posterior_stale"] = True
-        if "trees_" in state:
-            for tree in state["trees_"]:
-                tree.__dict__.pop("smoothed", None)
-        return state
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -297,10 +294,9 @@ class MondrianTreeClassifier(MondrianForestClassifier):
         """The fitted tree as read-only arrays (node values: class counts)."""
         from ._view import MondrianTreeView
 
-        self._ensure_posteriors()
         tree = self.trees_[0]
         return MondrianTreeView.from_state(tree, value=tree.node_stats["stats"],
-                                           posterior=tree.smoothed[1])
+                                           posterior=self.node_posteriors(0))
 
 
 def _is_empty(X):

@@ -1,0 +1,328 @@
+"""Compiled kernels of AMF: node forecasters, log-weights and the CTW recursion.
+
+Every node ``v`` of a tree keeps, in the tree's ``node_stats``:
+
+- its forecaster: weighted class counts ``counts[v, k]`` and their sum ``total[v]``
+  (classification, Dirichlet forecaster ``(c_k + alpha) / (n + K alpha)``), or the
+  weighted count ``total[v]`` and running mean ``mean[v]`` (regression; an empty node
+  predicts 0);
+- ``log_weight[v] = -step * (cumulative loss of the forecaster of v)``;
+- ``log_weight_tree[v]``: the log of the prior-weighted sum, over all prunings of the
+  subtree of ``v``, of ``exp(-step * cumulative loss)`` (context tree weighting):
+  ``log_weight[v]`` at a leaf, else ``log((exp(log_weight[v]) + exp(log_weight_tree[l]
+  + log_weight_tree[r])) / 2)``.
+
+The partition is updated by the engine's ``extend_to_leaf`` (infinite lifetime, no
+pausing). Prediction integrates analytically over the temporary extension of the tree
+with the test point (see ``path_coefficients``), so it neither changes the model nor
+draws random numbers.
+"""
+
+import numpy as np
+
+from ..engine._jit import kernel
+from ..engine.extension import extend_to_leaf
+from ..engine.growth import new_node, sample_blocks
+from ..engine.paths import branch_off_path, find_leaf
+from ..engine.tree import LEAF, META_N_NODES, META_ROOT
+
+_LOG_2 = np.log(2.0)
+
+
+@kernel
+def log_mean_exp2(a, b):
+    """``log((exp(a) + exp(b)) / 2)`` without overflow."""
+    if a < b:
+        a, b = b, a
+    if b == -np.inf:
+        return a - _LOG_2
+    return a + np.log1p(np.exp(b - a)) - _LOG_2
+
+
+@kernel
+def _plant_root(tree, X, keys, i, rng):
+    """Make a one-point tree from row ``i`` (a single leaf, via the engine's sampler)."""
+    root = new_node(tree, -1)
+    tree.meta[META_ROOT] = root
+    indices = np.full(1, i, dtype=np.int64)
+    stack = np.zeros((2, 3), dtype=np.int64)
+    stack[0, 0] = root
+    stack[0, 1] = 0
+    stack[0, 2] = 1
+    sample_blocks(tree, X, keys, np.empty(0, dtype=np.int64), indices, stack, 1,
+                  np.inf, False, False, 2, rng)
+    return root
+
+
+@kernel
+def _extend(tree, X, keys, i, split_pure, rng, excess):
+    """Put row ``i`` into the partition.
+
+    Returns ``(leaf, new_parent, sibling, fresh)``: ``fresh`` when ``leaf`` is a new
+    node whose statistics must start empty.
+    """
+    if tree.meta[META_N_NODES] == 0:
+        return _plant_root(tree, X, keys, i, rng), -1, -1, True
+    leaf, new_parent, sibling = extend_to_leaf(
+        tree, X[i], keys[i], -1, np.empty(0, dtype=np.int64), np.inf, False,
+        split_pure, rng, excess)
+    return leaf, new_parent, sibling, new_parent >= 0
+
+
+@kernel
+def _update_tree_weight(tree, log_weight, log_weight_tree, node):
+    if tree.left[node] == LEAF:
+        log_weight_tree[node] = log_weight[node]
+    else:
+        children = log_weight_tree[tree.left[node]] + log_weight_tree[tree.right[node]]
+        log_weight_tree[node] = log_mean_exp2(log_weight[node], children)
+
+
+@kernel
+def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weight,
+                          log_weight_tree, step, dirichlet, split_pure, rng):
+    """Learn the rows ``start:`` of a batch, in order, in one tree (classification).
+
+    For each row: extend the partition (a node inserted above ``sibling`` copies its
+    statistics, the new leaf starts empty), then walk from the leaf to the root:
+    charge each node the weighted log loss of its forecaster *before* it sees the
+    label, update its counts, recompute its CTW weight.
+
+    Returns
+    -------
+    position : int
+        First row not learned: smaller than ``len(X)`` when the node capacity may not
+        suffice for the next row (grow the tree and call again from there).
+    """
+    capacity = tree.parent.shape[0]
+    n_classes = counts.shape[1]
+    prior_mass = n_classes * dirichlet
+    excess = np.empty(X.shape[1])
+    for i in range(start, X.shape[0]):
+        if tree.meta[META_N_NODES] + 2 > capacity:
+            return i
+        leaf, new_parent, sibling, fresh = _extend(tree, X, keys, i, split_pure, rng,
+                                                   excess)
+        if new_parent >= 0:
+            counts[new_parent, :] = counts[sibling, :]
+            total[new_parent] = total[sibling]
+            log_weight[new_parent] = log_weight[sibling]
+            log_weight_tree[new_parent] = log_weight_tree[sibling]
+        if fresh:
+            counts[leaf, :] = 0.0
+            total[leaf] = 0.0
+            log_weight[leaf] = 0.0
+            log_weight_tree[leaf] = 0.0
+        k = keys[i]
+        w = weights[i]
+        node = leaf
+        while node >= 0:
+            p = (counts[node, k] + dirichlet) / (total[node] + prior_mass)
+            log_weight[node] += step * w * np.log(p)
+            counts[node, k] += w
+            total[node] += w
+            _update_tree_weight(tree, log_weight, log_weight_tree, node)
+            node = tree.parent[node]
+    return X.shape[0]
+
+
+@kernel
+def learn_regressor_tree(tree, X, keys, y, weights, start, total, mean, log_weight,
+                         log_weight_tree, step, split_pure, rng):
+    """Learn the rows ``start:`` of a batch in one tree (regression, squared loss).
+
+    Same as ``learn_classifier_tree`` with running means; the loss of a node is
+    ``w * (mean - y)^2 / 2`` with its mean before the update (0 for an empty node).
+    ``keys`` are the bit patterns of the targets, so that ``split_pure=False`` keeps
+    together points with exactly the same target.
+    """
+    capacity = tree.parent.shape[0]
+    excess = np.empty(X.shape[1])
+    for i in range(start, X.shape[0]):
+        if tree.meta[META_N_NODES] + 2 > capacity:
+            return i
+        leaf, new_parent, sibling, fresh = _extend(tree, X, keys, i, split_pure, rng,
+                                                   excess)
+        if new_parent >= 0:
+            total[new_parent] = total[sibling]
+            mean[new_parent] = mean[sibling]
+            log_weight[new_parent] = log_weight[sibling]
+            log_weight_tree[new_parent] = log_weight_tree[sibling]
+        if fresh:
+            total[leaf] = 0.0
+            mean[leaf] = 0.0
+            log_weight[leaf] = 0.0
+            log_weight_tree[leaf] = 0.0
+        target = y[i]
+        w = weights[i]
+        node = leaf
+        while node >= 0:
+            err = mean[node] - target
+            log_weight[node] -= step * w * 0.5 * err * err
+            total[node] += w
+            mean[node] -= w * err / total[node]
+            _update_tree_weight(tree, log_weight, log_weight_tree, node)
+            node = tree.parent[node]
+    return X.shape[0]
+
+
+@kernel
+def path_coefficients(tree, log_weight, log_weight_tree, x, nodes, etas, deltas,
+                      probs, coef, a_up, excess):
+    """Aggregation weights of ``x``'s prediction, in expectation over its extension.
+
+    Prediction extends the tree with ``x`` temporarily (AMF paper, Algorithm 3): with
+    probability ``q_j = p_j prod_{i<j} (1 - p_i)`` (``p_j`` the branch-off probability
+    of the Mondrian process, see ``engine.paths``) a new node ``j~`` is inserted above
+    the ``j``-th node of the path with the statistics and weights of that node, and
+    ``x`` sits in a new empty leaf ``l`` (forecaster: the prior, loss 0); otherwise
+    ``x`` reaches its leaf. For each outcome the CTW recursion of the extended tree is
+    exact: ``j~`` gets ``log_weight_tree = log((e^w_j + e^wbar_j) / 2)`` and the
+    ancestors' tree weights are recomputed along the path. The prediction is linear
+    in the node forecasters, so its expectation over the outcomes is a weighted sum of
+    the forecasters of the path nodes plus a weight on the prior.
+
+    Parameters
+    ----------
+    nodes, etas, deltas, probs, a_up : float/int arrays of length >= depth + 1
+        Work space (see ``branch_off_path``).
+    coef : float64 array
+        Output: ``coef[i]`` is the weight of the forecaster of ``nodes[i]``.
+
+    Returns
+    -------
+    length : int
+        Path length (0 when the buffers are too short: grow them and call again).
+    prior : float
+        Weight of the prior forecaster (the new empty leaf).
+    prior_depth : float
+        ``sum`` of weight times depth of the new leaf, for ``weighted_depth``.
+    """
+    max_index = nodes.shape[0] - 1
+    m = branch_off_path(tree, x, max_index - 1, nodes, etas, deltas, probs, excess)
+    if tree.left[nodes[m - 1]] != LEAF:
+        return 0, 0.0, 0.0
+    for i in range(m):
+        coef[i] = 0.0
+    prior = 0.0
+    prior_depth = 0.0
+    survive = 1.0
+    for j in range(m):
+        p = probs[j]
+        if p > 0.0:
+            node = nodes[j]
+            w_j = log_weight[node]
+            wbar_j = log_weight_tree[node]
+            a_new = 1.0 / (1.0 + np.exp(wbar_j - w_j))
+            wbar = log_mean_exp2(w_j, wbar_j)
+            child = node
+            for i in range(j - 1, -1, -1):
+                parent = nodes[i]
+                sibling = tree.left[parent]
+                if sibling == child:
+                    sibling = tree.right[parent]
+                below = wbar + log_weight_tree[sibling]
+                a_up[i] = 1.0 / (1.0 + np.exp(below - log_weight[parent]))
+                wbar = log_mean_exp2(log_weight[parent], below)
+                child = parent
+            carry = survive * p
+            for i in range(j):
+                coef[i] += carry * a_up[i]
+                carry *= 1.0 - a_up[i]
+            coef[j] += carry * a_new
+            rest = carry * (1.0 - a_new)
+            prior += rest
+            prior_depth += rest * (j + 1)
+            survive *= 1.0 - p
+            if survive <= 0.0:
+                break
+    if survive > 0.0:
+        carry = survive
+        for i in range(m - 1):
+            node = nodes[i]
+            a = 0.5 * np.exp(log_weight[node] - log_weight_tree[node])
+            coef[i] += carry * a
+            carry *= 1.0 - a
+        coef[m - 1] += carry
+    return m, prior, prior_depth
+
+
+@kernel
+def _work_space(size, n_features):
+    return (np.empty(size, dtype=np.int64), np.empty(size), np.empty(size),
+            np.empty(size), np.empty(size), np.empty(size), np.empty(n_features))
+
+
+@kernel
+def _coefficients(tree, log_weight, log_weight_tree, x, space):
+    """``path_coefficients`` with work space grown until the path fits."""
+    while True:
+        nodes, etas, deltas, probs, coef, a_up, excess = space
+        m, prior, prior_depth = path_coefficients(tree, log_weight, log_weight_tree, x,
+                                                  nodes, etas, deltas, probs, coef,
+                                                  a_up, excess)
+        if m > 0:
+            return space, m, prior, prior_depth
+        space = _work_space(2 * nodes.shape[0], x.shape[0])
+
+
+@kernel
+def predict_proba_tree(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
+                       use_aggregation, scale, out):
+    """Add ``scale`` times one tree's class probabilities for the rows of ``X``."""
+    n_classes = counts.shape[1]
+    prior_mass = n_classes * dirichlet
+    space = _work_space(64, X.shape[1])
+    for r in range(X.shape[0]):
+        if not use_aggregation:
+            node = find_leaf(tree, X[r])
+            denom = total[node] + prior_mass
+            for k in range(n_classes):
+                out[r, k] += scale * (counts[node, k] + dirichlet) / denom
+            continue
+        space, m, prior, _ = _coefficients(tree, log_weight, log_weight_tree, X[r], space)
+        nodes = space[0]
+        coef = space[4]
+        for i in range(m):
+            c = coef[i]
+            if c == 0.0:
+                continue
+            node = nodes[i]
+            factor = scale * c / (total[node] + prior_mass)
+            for k in range(n_classes):
+                out[r, k] += factor * (counts[node, k] + dirichlet)
+        if prior > 0.0:
+            for k in range(n_classes):
+                out[r, k] += scale * prior / n_classes
+
+
+@kernel
+def predict_mean_tree(tree, X, mean, log_weight, log_weight_tree, use_aggregation,
+                      scale, out):
+    """Add ``scale`` times one tree's predictions for the rows of ``X`` (regression)."""
+    space = _work_space(64, X.shape[1])
+    for r in range(X.shape[0]):
+        if not use_aggregation:
+            out[r] += scale * mean[find_leaf(tree, X[r])]
+            continue
+        space, m, prior, _ = _coefficients(tree, log_weight, log_weight_tree, X[r], space)
+        nodes = space[0]
+        coef = space[4]
+        value = 0.0
+        for i in range(m):
+            value += coef[i] * mean[nodes[i]]
+        out[r] += scale * value  # the prior (empty leaf) predicts 0
+
+
+@kernel
+def weighted_depth_tree(tree, X, log_weight, log_weight_tree, scale, out):
+    """Add ``scale`` times the mean depth of the aggregation weights of each row."""
+    space = _work_space(64, X.shape[1])
+    for r in range(X.shape[0]):
+        space, m, prior, prior_depth = _coefficients(tree, log_weight, log_weight_tree,
+                                                     X[r], space)
+        coef = space[4]
+        value = prior_depth
+        for i in range(m):
+            value += coef[i] * i
+        out[r] += scale * value

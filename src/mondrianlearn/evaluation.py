@@ -1,0 +1,230 @@
+"""Progressive (test-then-train) evaluation of learners on a stream.
+
+Every learner sees the same stream in mini-batches: each batch is first predicted
+with the model as it is, then learned. Online learners call ``partial_fit`` on the
+batch; batch learners (such as scikit-learn's random forests) are refit from scratch
+on the whole prefix every ``refit_every`` samples, which is what one has to do
+without an online learner. All learners are scored on the same samples: those after
+the first ``warmup`` samples.
+"""
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Learner:
+    """A model taking part in a progressive evaluation.
+
+    Parameters
+    ----------
+    name : str
+    model : estimator
+    refit_every : int or None
+        ``None``: learn online with ``partial_fit``. An integer: refit with ``fit``
+        on the whole prefix every that many samples (a batch baseline).
+    """
+
+    name: str
+    model: object
+    refit_every: int = None
+
+
+@dataclass
+class Trace:
+    """What a learner did during the evaluation.
+
+    ``samples`` are the numbers of samples seen at each checkpoint; ``metric`` is
+    the progressive metric (accuracy or mean squared error) over the scored samples
+    so far; ``seconds`` is the cumulative time spent learning and predicting.
+    """
+
+    name: str
+    samples: list = field(default_factory=list)
+    metric: list = field(default_factory=list)
+    seconds: list = field(default_factory=list)
+    train_seconds: float = 0.0
+    predict_seconds: float = 0.0
+    summary: dict = field(default_factory=dict)
+
+
+def _is_classifier(model):
+    return getattr(model, "_estimator_type", None) == "classifier" or hasattr(model, "predict_proba")
+
+
+def progressive_evaluation(learners, X, y, *, batch_size=100, warmup=None, task=None,
+                           n_checkpoints=50, progress=True, description="stream"):
+    """Evaluate learners test-then-train on the stream ``(X, y)``.
+
+    Parameters
+    ----------
+    learners : list of Learner
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    batch_size : int, default=100
+        Size of the mini-batches (a batch is predicted, then learned).
+    warmup : int, default=None
+        Samples before scoring starts; default: the largest ``refit_every`` or one
+        batch, so that every learner has a model when scoring starts.
+    task : {"classification", "regression"}, default=None
+        Inferred from the first learner when ``None``.
+    n_checkpoints : int, default=50
+        Points recorded on each learner's curve.
+    progress : bool, default=True
+        Show a progress bar (tqdm) with the running metrics.
+    description : str
+        Label of the progress bar.
+
+    Returns
+    -------
+    traces : list of Trace
+        One per learner, with curves and a ``summary`` dict of final metrics
+        (accuracy, log loss, ROC AUC for two classes; or MSE and MAE), samples per
+        second and model size when the model reports ``model_size_``.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    n = X.shape[0]
+    if task is None:
+        task = "classification" if _is_classifier(learners[0].model) else "regression"
+    classification = task == "classification"
+    classes = np.unique(y) if classification else None
+    if warmup is None:
+        warmup = max([batch_size] + [lr.refit_every or 0 for lr in learners])
+    warmup = min(int(warmup), n)
+    traces = [Trace(lr.name) for lr in learners]
+    scored = {lr.name: _Scores(classes) for lr in learners}
+    checkpoint_every = max(batch_size, (n // max(n_checkpoints, 1)) // batch_size * batch_size)
+    fitted = [False] * len(learners)
+    last_refit = [0] * len(learners)
+
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n, desc=description, unit="samples", dynamic_ncols=True)
+    start = 0
+    while start < n:
+        stop = min(start + batch_size, n)
+        Xb, yb = X[start:stop], y[start:stop]
+        for k, (lr, trace) in enumerate(zip(learners, traces)):
+            # Test on the part of the batch past the warm-up, then train.
+            if fitted[k] and stop > warmup:
+                lo = max(start, warmup) - start
+                tic = time.perf_counter()
+                scored[lr.name].add(lr.model, Xb[lo:], yb[lo:], classification)
+                trace.predict_seconds += time.perf_counter() - tic
+            tic = time.perf_counter()
+            if lr.refit_every is None:
+                if classification and not fitted[k]:
+                    lr.model.partial_fit(Xb, yb, classes=classes)
+                else:
+                    lr.model.partial_fit(Xb, yb)
+                fitted[k] = True
+            elif stop - last_refit[k] >= lr.refit_every or not fitted[k] and stop >= lr.refit_every:
+                lr.model.fit(X[:stop], y[:stop])
+                fitted[k] = True
+                last_refit[k] = stop
+            trace.train_seconds += time.perf_counter() - tic
+            if stop % checkpoint_every == 0 or stop == n:
+                trace.samples.append(stop)
+                trace.metric.append(scored[lr.name].main_metric(classification))
+                trace.seconds.append(trace.train_seconds + trace.predict_seconds)
+        if bar is not None:
+            bar.update(stop - start)
+            bar.set_postfix({lr.name[:12]: f"{scored[lr.name].main_metric(classification):.4f}"
+                             for lr in learners}, refresh=False)
+        start = stop
+    if bar is not None:
+        bar.close()
+    for lr, trace in zip(learners, traces):
+        trace.summary = scored[lr.name].summary(classification)
+        total = trace.train_seconds + trace.predict_seconds
+        trace.summary["seconds"] = total
+        trace.summary["samples_per_second"] = n / total if total > 0 else float("inf")
+        size = getattr(lr.model, "model_size_", None)
+        if size is not None:
+            trace.summary["model_MB"] = size / 2**20
+    return traces
+
+
+class _Scores:
+    """Running metrics over the scored samples."""
+
+    def __init__(self, classes):
+        self.classes = classes
+        self.n = 0
+        self.correct = 0
+        self.log_loss = 0.0
+        self.sq = 0.0
+        self.abs = 0.0
+        self.positive_scores = []
+        self.truth = []
+
+    def add(self, model, X, y, classification):
+        if X.shape[0] == 0:
+            return
+        self.n += X.shape[0]
+        if not classification:
+            pred = np.asarray(model.predict(X), dtype=np.float64)
+            self.sq += float(np.sum((pred - y) ** 2))
+            self.abs += float(np.sum(np.abs(pred - y)))
+            return
+        if hasattr(model, "predict_proba"):
+            proba = _align_proba(model, X, self.classes)
+            pred = self.classes[np.argmax(proba, axis=1)]
+            idx = np.searchsorted(self.classes, y)
+            p_true = np.clip(proba[np.arange(len(y)), idx], 1e-15, 1.0)
+            self.log_loss += float(-np.sum(np.log(p_true)))
+            if len(self.classes) == 2:
+                self.positive_scores.append(proba[:, 1])
+                self.truth.append(idx)
+        else:
+            pred = model.predict(X)
+            self.log_loss = float("nan")
+        self.correct += int(np.sum(pred == y))
+
+    def main_metric(self, classification):
+        if self.n == 0:
+            return float("nan")
+        return self.correct / self.n if classification else self.sq / self.n
+
+    def summary(self, classification):
+        if self.n == 0:
+            return {}
+        if not classification:
+            return {"mse": self.sq / self.n, "mae": self.abs / self.n}
+        out = {"accuracy": self.correct / self.n, "log_loss": self.log_loss / self.n}
+        if self.positive_scores:
+            from sklearn.metrics import roc_auc_score
+
+            truth = np.concatenate(self.truth)
+            if 0 < truth.sum() < truth.size:
+                out["roc_auc"] = float(roc_auc_score(truth, np.concatenate(self.positive_scores)))
+        return out
+
+
+def _align_proba(model, X, classes):
+    """Probabilities over ``classes`` even when the model has seen fewer of them."""
+    proba = np.asarray(model.predict_proba(X), dtype=np.float64)
+    model_classes = np.asarray(model.classes_)
+    if model_classes.shape[0] == classes.shape[0] and np.array_equal(model_classes, classes):
+        return proba
+    out = np.zeros((X.shape[0], classes.shape[0]))
+    out[:, np.searchsorted(classes, model_classes)] = proba
+    return out
+
+
+def format_table(rows, columns, floatfmt="{:.4f}"):
+    """A markdown table from a list of dicts."""
+    def cell(v):
+        if isinstance(v, float):
+            return floatfmt.format(v)
+        return str(v)
+
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    for row in rows:
+        lines.append("| " + " | ".join(cell(row.get(c, "")) for c in columns) + " |")
+    return "\n".join(lines)

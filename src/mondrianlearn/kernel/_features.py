@@ -1,0 +1,252 @@
+"""Mondrian partitions as random features: sampling, extension, leaf columns.
+
+The partitions are Mondrian trees of the shared engine, sampled in batch with
+:func:`~mondrianlearn.engine.growth.sample_blocks` (no pausing, finite lifetime) and
+extended online with :func:`~mondrianlearn.engine.extension.extend_to_leaf`. Each
+leaf is one feature (column); a tree keeps the column of each of its leaves in the
+node statistic ``"column"`` (stored as ``column + 1``, so that ``0`` means "no
+column yet": new nodes are zero-filled when a tree grows).
+
+For the lifetime sweep (the kernel paper, section 4) the same trees are read in the
+order of their split times: :func:`node_point_ranges` lays the points out so that the
+points of every node are one contiguous slice.
+"""
+
+import numpy as np
+
+from ..engine._jit import kernel
+from ..engine.extension import extend_to_leaf
+from ..engine.growth import sample_blocks
+from ..engine.paths import apply_tree
+from ..engine.tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, TreeState
+from ..utils.parallel import map_trees
+
+_NO_SAMPLES = np.empty(0, dtype=np.int64)
+
+
+@kernel
+def extend_partition(tree, X, start, lifetime, rng, leaves):
+    """Extend a tree online with the rows ``X[start:]`` (conditional Mondrian).
+
+    Returns the first row not processed (the capacity ran out: grow and call again
+    from there). ``leaves[i]`` receives the leaf that holds row ``i``.
+    """
+    capacity = tree.parent.shape[0]
+    excess = np.empty(X.shape[1])
+    no_samples = np.empty(0, dtype=np.int64)
+    for i in range(start, X.shape[0]):
+        if tree.meta[META_N_NODES] + 2 > capacity:
+            return i
+        leaf, new_parent, sibling = extend_to_leaf(
+            tree, X[i], 0, -1, no_samples, lifetime, False, True, rng, excess)
+        leaves[i] = leaf
+    return X.shape[0]
+
+
+@kernel
+def copy_pruned(tree, lifetime, out, old_to_new):
+    """Copy into ``out`` the partition of ``tree`` at a smaller ``lifetime``.
+
+    Nodes split at a time ``>= lifetime`` become leaves (with ``time = lifetime``);
+    their subtrees are dropped. Node ids are renumbered in depth-first order (root
+    0); ``old_to_new`` maps kept nodes (``-1`` for dropped ones). ``out`` must have
+    room for all kept nodes.
+    """
+    old_to_new[:] = -1
+    n_features = tree.lower.shape[1]
+    stack = np.empty(tree.meta[META_N_NODES] + 1, dtype=np.int64)
+    stack[0] = tree.meta[META_ROOT]
+    size = 1
+    count = 0
+    while size > 0:
+        size -= 1
+        node = stack[size]
+        new = count
+        count += 1
+        old_to_new[node] = new
+        p = tree.parent[node]
+        out.parent[new] = -1 if p < 0 else old_to_new[p]
+        if p >= 0:
+            if tree.left[p] == node:
+                out.left[out.parent[new]] = new
+            else:
+                out.right[out.parent[new]] = new
+        for d in range(n_features):
+            out.lower[new, d] = tree.lower[node, d]
+            out.upper[new, d] = tree.upper[node, d]
+        out.n_points[new] = tree.n_points[node]
+        out.label[new] = tree.label[node]
+        out.paused[new] = False
+        out.leaf_head[new] = -1
+        out.left[new] = LEAF
+        out.right[new] = LEAF
+        if tree.left[node] != LEAF and tree.time[node] < lifetime:
+            out.feature[new] = tree.feature[node]
+            out.threshold[new] = tree.threshold[node]
+            out.time[new] = tree.time[node]
+            stack[size] = tree.right[node]
+            stack[size + 1] = tree.left[node]
+            size += 2
+        else:
+            out.feature[new] = -1
+            out.threshold[new] = 0.0
+            out.time[new] = lifetime
+    out.meta[META_N_NODES] = count
+    out.meta[META_ROOT] = 0
+    out.meta[META_MAX_LEAF_POINTS] = 0
+    return count
+
+
+@kernel
+def leaf_ranks(left, right, root, rank, first, last):
+    """Depth-first rank of every leaf; ``[first, last]`` leaf ranks under each node."""
+    n = left.shape[0]
+    stack = np.empty(2 * n + 2, dtype=np.int64)
+    stack[0] = root
+    size = 1
+    count = 0
+    order = np.empty(n, dtype=np.int64)
+    visited = 0
+    while size > 0:
+        size -= 1
+        node = stack[size]
+        order[visited] = node
+        visited += 1
+        if left[node] == LEAF:
+            rank[node] = count
+            first[node] = count
+            last[node] = count
+            count += 1
+        else:
+            stack[size] = right[node]
+            stack[size + 1] = left[node]
+            size += 2
+    # Children are visited after their parent: fill ranges bottom-up.
+    for k in range(visited - 1, -1, -1):
+        node = order[k]
+        if left[node] != LEAF:
+            first[node] = first[left[node]]
+            last[node] = last[right[node]]
+    return count
+
+
+def node_point_ranges(tree, leaf_of_point):
+    """Order the points so that each node's points are contiguous.
+
+    Returns ``(order, start, end)``: the points of node ``j`` are
+    ``order[start[j]:end[j]]``.
+    """
+    n_nodes = tree.meta[META_N_NODES]
+    left = tree.left[:n_nodes]
+    right = tree.right[:n_nodes]
+    rank = np.full(n_nodes, -1, dtype=np.int64)
+    first = np.zeros(n_nodes, dtype=np.int64)
+    last = np.zeros(n_nodes, dtype=np.int64)
+    n_leaves = leaf_ranks(left, right, int(tree.meta[META_ROOT]), rank, first, last)
+    point_rank = rank[leaf_of_point]
+    order = np.argsort(point_rank, kind="stable")
+    bounds = np.zeros(n_leaves + 1, dtype=np.int64)
+    np.cumsum(np.bincount(point_rank, minlength=n_leaves), out=bounds[1:])
+    return order, bounds[first], bounds[last + 1]
+
+
+# --------------------------------------------------------------------- Python side
+def new_partition(n_features, rng_state):
+    """An empty tree with a ``column`` statistic and no point lists."""
+    return TreeState(n_features, rng_state, {"column": np.zeros(16, dtype=np.int64)},
+                     keep_samples=False)
+
+
+def sample_partition(tree, X, lifetime):
+    """Sample ``tree`` (empty) in batch on the rows of ``X`` with ``lifetime``."""
+    n = X.shape[0]
+    tree.ensure_node_capacity(max(16, min(2 * n, 64)))
+    arrays = tree.arrays
+    arrays.meta[META_N_NODES] = 1
+    arrays.meta[META_ROOT] = 0
+    arrays.meta[META_MAX_LEAF_POINTS] = 0
+    arrays.parent[0] = -1
+    indices = np.arange(n, dtype=np.int64)
+    keys = np.zeros(n, dtype=np.int64)
+    stack = np.empty((n + 1, 3), dtype=np.int64)
+    stack[0] = (0, 0, n)
+    size = 1
+    while True:
+        size = sample_blocks(tree.arrays, X, keys, _NO_SAMPLES, indices, stack, size,
+                             lifetime, False, False, 2, tree.rng_state)
+        if size == 0:
+            return
+        tree.ensure_node_capacity(tree.capacity * 2)
+
+
+def extend_partition_rows(tree, X, lifetime):
+    """Extend ``tree`` with the rows of ``X`` in order; return the leaf of each row."""
+    leaves = np.empty(X.shape[0], dtype=np.int64)
+    position = 0
+    while position < X.shape[0]:
+        needed = tree.n_nodes + 2 + min(2 * (X.shape[0] - position), tree.n_nodes + 64)
+        if needed > tree.capacity:
+            tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2))
+        position = extend_partition(tree.arrays, X, position, lifetime, tree.rng_state,
+                                    leaves)
+    return leaves
+
+
+def leaves_of(tree, X):
+    """Leaf node id of every row (by thresholds, so any row falls in one leaf)."""
+    out = np.empty(X.shape[0], dtype=np.int64)
+    apply_tree(tree.arrays, X, out)
+    return out
+
+
+def assign_columns(trees, n_columns):
+    """Give a column to every leaf that has none yet, tree by tree, in node order.
+
+    Returns the new number of columns; existing columns never change.
+    """
+    for tree in trees:
+        n = tree.n_nodes
+        column = tree.node_stats["column"]
+        is_new = (tree.arrays.left[:n] == LEAF) & (column[:n] == 0)
+        new = np.flatnonzero(is_new)
+        column[new] = n_columns + 1 + np.arange(new.shape[0])
+        n_columns += new.shape[0]
+    return n_columns
+
+
+def feature_matrix(trees, X, n_columns, n_jobs=None):
+    """The sparse feature map: one ``1/sqrt(M)`` per tree and row, CSR."""
+    import scipy.sparse as sp
+
+    n_trees = len(trees)
+    n = X.shape[0]
+
+    def columns(tree):
+        return tree.node_stats["column"][leaves_of(tree, X)] - 1
+
+    cols = np.empty((n, n_trees), dtype=np.int64)
+    for t, c in enumerate(map_trees(columns, trees, n_jobs)):
+        cols[:, t] = c
+    cols.sort(axis=1)
+    data = np.full(n * n_trees, 1.0 / np.sqrt(n_trees))
+    indptr = np.arange(0, n * n_trees + 1, n_trees, dtype=np.int64)
+    out = sp.csr_matrix((data, cols.ravel(), indptr), shape=(n, n_columns))
+    out.has_sorted_indices = True
+    return out
+
+
+def pruned_copy(tree, lifetime):
+    """A new tree state: the partition of ``tree`` at ``lifetime``, columns reset.
+
+    Returns ``(state, old_to_new)``.
+    """
+    from ..engine.tree import empty_tree
+
+    n = tree.n_nodes
+    out = new_partition(tree.arrays.lower.shape[1], tree.rng_state)
+    out.arrays = empty_tree(tree.arrays.lower.shape[1], max(n, 2))
+    out.node_stats["column"] = np.zeros(max(n, 2), dtype=np.int64)
+    old_to_new = np.empty(max(n, 1), dtype=np.int64)
+    copy_pruned(tree.arrays, float(lifetime), out.arrays, old_to_new)
+    out.trim()
+    return out, old_to_new[:n]
