@@ -11,6 +11,7 @@ _EXPORTS = {
     "MondrianForestRegressor": "mondrianlearn.forest",
     "MondrianTreeClassifier": "mondrianlearn.forest",
     "MondrianTreeRegressor": "mondrianlearn.forest",
+    "MondrianBoostingClassifier": "mondrianlearn.ensemble",
     "AMFClassifier": "mondrianlearn.amf",
     "AMFRegressor": "mondrianlearn.amf",
     "MondrianKernel": "mondrianlearn.kernel",

@@ -128,10 +128,13 @@ class TreeState:
     keep_samples : bool
         Whether leaves keep the ids of their points (needed to re-sample paused
         leaves). The ids point into the forest's shared :class:`SampleStore`.
+    count_multiplicity : bool
+        Whether the tree counts each point a number of times of its own (online
+        bagging, boosting), kept in ``sample_mult`` (empty otherwise: once each).
     """
 
     def __init__(self, n_features, rng_state, node_stats=None, keep_samples=True,
-                 capacity=16):
+                 capacity=16, count_multiplicity=False):
         self.arrays = empty_tree(n_features, capacity)
         self.rng_state = np.asarray(rng_state, dtype=np.uint64).copy()
         self.node_stats = {}
@@ -139,6 +142,7 @@ class TreeState:
             self.node_stats[name] = _resize_rows(array, self.capacity, 0)
         self.sample_next = np.full(16 if keep_samples else 0, -1, dtype=np.int64)
         self.keep_samples = keep_samples
+        self.sample_mult = np.zeros(16 if count_multiplicity else 0)
 
     @property
     def capacity(self):
@@ -159,6 +163,9 @@ class TreeState:
 
     def ensure_sample_capacity(self, n_samples):
         """Grow the sample linked list so that sample ids below ``n_samples`` fit."""
+        if self.sample_mult.shape[0] and n_samples > self.sample_mult.shape[0]:
+            capacity = max(int(n_samples), 2 * self.sample_mult.shape[0])
+            self.sample_mult = _resize_rows(self.sample_mult, capacity, 0.0)
         if not self.keep_samples or n_samples <= self.sample_next.shape[0]:
             return
         capacity = max(int(n_samples), 2 * self.sample_next.shape[0])
@@ -185,6 +192,7 @@ class TreeState:
     def nbytes(self):
         """Bytes held by this tree (nodes, model statistics, sample links)."""
         total = sum(a.nbytes for a in self.arrays) + self.sample_next.nbytes
+        total += self.sample_mult.nbytes
         return total + sum(a.nbytes for a in self.node_stats.values())
 
 

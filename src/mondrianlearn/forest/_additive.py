@@ -2,9 +2,15 @@
 
 Mondrian forests keep, in every node, a sum over the node's points of a per-point
 vector: a weighted one-hot class vector (classification) or the weighted moments
-``(w, w y, w y^2)`` (regression). Both are learned by the same two loops:
-``sample_tree`` (batch) and ``extend_tree`` (online). The per-point vectors live in
-the forest's sample store, so re-sampling a paused leaf can recompute its statistics.
+``(w, w y, w y^2)`` (regression). Both are learned by the same loops: ``sample_tree``
+(batch) and ``extend_tree`` (online), point by point with ``add_point``. The
+per-point vectors live in the forest's sample store, so re-sampling a paused leaf can
+recompute its statistics.
+
+A tree may count a point several times (online bagging, boosting): its multiplicity
+is kept in the tree's ``sample_mult`` (an empty array means one for every point). A
+point of multiplicity zero is not seen by the tree at all, so it does not change the
+partition; a positive multiplicity only scales the statistics.
 """
 
 import numpy as np
@@ -12,11 +18,17 @@ import numpy as np
 from ..engine._jit import kernel
 from ..engine.extension import extend_to_leaf, leaf_must_unpause, regrow_leaf
 from ..engine.growth import sample_blocks
+from ..engine.random import poisson
 from ..engine.tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES
 
 
 @kernel
-def accumulate_new_nodes(tree, stats, point_stats, sample_next, first):
+def _multiplicity(sample_mult, s):
+    return 1.0 if sample_mult.shape[0] == 0 else sample_mult[s]
+
+
+@kernel
+def accumulate_new_nodes(tree, stats, point_stats, sample_next, sample_mult, first):
     """Statistics of the nodes with id >= ``first`` (all created by sampling).
 
     Leaves sum the vectors of their points; internal nodes sum their children,
@@ -27,16 +39,33 @@ def accumulate_new_nodes(tree, stats, point_stats, sample_next, first):
         if tree.left[node] == LEAF:
             s = tree.leaf_head[node]
             while s >= 0:
-                stats[node, :] += point_stats[s, :]
+                stats[node, :] += _multiplicity(sample_mult, s) * point_stats[s, :]
                 s = sample_next[s]
         else:
             stats[node, :] = stats[tree.left[node], :] + stats[tree.right[node], :]
 
 
 @kernel
-def sample_tree(tree, X, keys, point_stats, stats, sample_next, indices, stack,
-                stack_size, lifetime, use_pausing, pause_pure, min_samples_split,
-                rng):
+def draw_multiplicities(sample_ids, sample_mult, rng):
+    """Online bagging: a Poisson(1) multiplicity for each point, kept in ``sample_mult``.
+
+    Returns the points of positive multiplicity (the ones the tree sees), in order.
+    """
+    kept = np.empty(sample_ids.shape[0], dtype=np.int64)
+    n = 0
+    for i in range(sample_ids.shape[0]):
+        k = poisson(rng, 1.0)
+        sample_mult[sample_ids[i]] = k
+        if k > 0:
+            kept[n] = sample_ids[i]
+            n += 1
+    return kept[:n]
+
+
+@kernel
+def sample_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult, indices,
+                stack, stack_size, lifetime, use_pausing, pause_pure,
+                min_samples_split, rng):
     """Batch-sample a tree on the points ``indices`` (resumable, see ``sample_blocks``).
 
     When every block is sampled, the statistics of all nodes are computed.
@@ -45,38 +74,67 @@ def sample_tree(tree, X, keys, point_stats, stats, sample_next, indices, stack,
                                stack_size, lifetime, use_pausing, pause_pure,
                                min_samples_split, rng)
     if stack_size == 0:
-        accumulate_new_nodes(tree, stats, point_stats, sample_next, 0)
+        accumulate_new_nodes(tree, stats, point_stats, sample_next, sample_mult, 0)
     return stack_size
 
 
 @kernel
-def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_ids, start,
-                lifetime, use_pausing, pause_pure, min_samples_split, rng):
+def room_for_one_point(tree):
+    """Whether the node arrays can take one more point (with a leaf re-sampled)."""
+    needed = tree.meta[META_N_NODES] + 2 * tree.meta[META_MAX_LEAF_POINTS] + 6
+    return needed <= tree.parent.shape[0]
+
+
+@kernel
+def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
+              multiplicity, lifetime, use_pausing, pause_pure, min_samples_split, rng,
+              excess):
+    """Extend the tree with sample ``s`` counted ``multiplicity`` times; return its leaf.
+
+    The caller has checked ``room_for_one_point``.
+    """
+    leaf, new_parent, sibling = extend_to_leaf(
+        tree, X[s], keys[s], s, sample_next, lifetime, use_pausing, True, rng, excess)
+    if new_parent >= 0:
+        stats[new_parent, :] = stats[sibling, :]
+        stats[leaf, :] = 0.0
+    node = leaf
+    while node >= 0:
+        stats[node, :] += multiplicity * point_stats[s, :]
+        node = tree.parent[node]
+    if use_pausing and leaf_must_unpause(tree, leaf, pause_pure, min_samples_split):
+        first = tree.meta[META_N_NODES]
+        regrow_leaf(tree, X, keys, sample_next, leaf, lifetime, pause_pure,
+                    min_samples_split, rng)
+        accumulate_new_nodes(tree, stats, point_stats, sample_next, sample_mult, first)
+    return leaf
+
+
+@kernel
+def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
+                sample_ids, start, bootstrap, lifetime, use_pausing, pause_pure,
+                min_samples_split, rng):
     """Extend a tree online with the points ``sample_ids[start:]``, in order.
 
-    Returns the position of the first point not processed: less than
+    With ``bootstrap``, each point gets a Poisson(1) multiplicity drawn from the
+    tree's stream (Oza and Russell's online bagging); points drawn zero times are
+    skipped. Returns the position of the first point not processed: less than
     ``len(sample_ids)`` when the node capacity may not suffice for the next point
     (grow the tree and call again from there).
     """
-    capacity = tree.parent.shape[0]
     excess = np.empty(X.shape[1])
     for i in range(start, sample_ids.shape[0]):
-        if tree.meta[META_N_NODES] + 2 * tree.meta[META_MAX_LEAF_POINTS] + 6 > capacity:
+        if not room_for_one_point(tree):
             return i
         s = sample_ids[i]
-        leaf, new_parent, sibling = extend_to_leaf(
-            tree, X[s], keys[s], s, sample_next, lifetime, use_pausing, True, rng,
-            excess)
-        if new_parent >= 0:
-            stats[new_parent, :] = stats[sibling, :]
-            stats[leaf, :] = 0.0
-        node = leaf
-        while node >= 0:
-            stats[node, :] += point_stats[s, :]
-            node = tree.parent[node]
-        if use_pausing and leaf_must_unpause(tree, leaf, pause_pure, min_samples_split):
-            first = tree.meta[META_N_NODES]
-            regrow_leaf(tree, X, keys, sample_next, leaf, lifetime, pause_pure,
-                        min_samples_split, rng)
-            accumulate_new_nodes(tree, stats, point_stats, sample_next, first)
+        multiplicity = 1.0
+        if bootstrap:
+            k = poisson(rng, 1.0)
+            sample_mult[s] = k
+            if k == 0:
+                continue
+            multiplicity = np.float64(k)
+        add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
+                  multiplicity, lifetime, use_pausing, pause_pure, min_samples_split,
+                  rng, excess)
     return sample_ids.shape[0]

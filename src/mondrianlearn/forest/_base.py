@@ -19,7 +19,7 @@ from ..engine.random import spawn_states
 from ..engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, SampleStore, TreeState
 from ..utils.parallel import map_trees
 from ..utils.validation import check_X_predict
-from ._additive import extend_tree, sample_tree
+from ._additive import draw_multiplicities, extend_tree, sample_tree
 
 _BIG_DEPTH = 2**62
 
@@ -32,6 +32,7 @@ class BaseMondrianForest(BaseEstimator):
         "lifetime": [Interval(Real, 0, None, closed="right")],
         "min_samples_split": [Interval(Integral, 2, None, closed="left")],
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "bootstrap": ["boolean"],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
     }
@@ -43,13 +44,21 @@ class BaseMondrianForest(BaseEstimator):
     def _n_trees(self):
         return self.n_estimators
 
+    def _bootstrap(self):
+        return bool(getattr(self, "bootstrap", False))
+
+    def _trained_trees(self):
+        """Trees that have seen at least one point (with bootstrap, a tree may not)."""
+        return [t for t in self.trees_ if t.n_nodes > 0]
+
     def _start_model(self, n_features, n_stats):
         """Fresh trees with their own random streams, and an empty sample store."""
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         states = spawn_states(seed, self._n_trees())
         self._store = SampleStore(n_features, n_stats)
         self.trees_ = [
-            TreeState(n_features, states[t], {"stats": np.zeros((16, n_stats))})
+            TreeState(n_features, states[t], {"stats": np.zeros((16, n_stats))},
+                      count_multiplicity=self._bootstrap())
             for t in range(self._n_trees())
         ]
         self.n_samples_seen_ = 0
@@ -63,13 +72,14 @@ class BaseMondrianForest(BaseEstimator):
         lifetime = float(self.lifetime)
         mss = int(self.min_samples_split)
         pause_pure = bool(self._pause_pure)
+        bootstrap = self._bootstrap()
 
         def learn_tree(tree):
             tree.ensure_sample_capacity(store.n)
             if tree.n_nodes == 0:
-                _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss)
+                _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap)
             else:
-                _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss)
+                _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap)
 
         map_trees(learn_tree, self.trees_, self.n_jobs)
 
@@ -97,15 +107,17 @@ class BaseMondrianForest(BaseEstimator):
         Returns
         -------
         leaves : ndarray of shape (n_samples, n_estimators)
-            Node ids (into each tree's arrays) of the leaf cells containing the rows.
+            Node ids (into each tree's arrays) of the leaf cells containing the rows
+            (-1 for a tree that has seen no point, possible with ``bootstrap``).
         """
         from ..engine.paths import apply_tree
 
         X = self._check_predict_input(X)
 
         def one(tree):
-            out = np.empty(X.shape[0], dtype=np.int64)
-            apply_tree(tree.arrays, X, out)
+            out = np.full(X.shape[0], -1, dtype=np.int64)
+            if tree.n_nodes > 0:
+                apply_tree(tree.arrays, X, out)
             return out
 
         return np.column_stack(map_trees(one, self.trees_, self.n_jobs))
@@ -129,8 +141,16 @@ class BaseMondrianForest(BaseEstimator):
         return sum(t.nbytes for t in self.trees_) + self._store.nbytes
 
 
-def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss):
-    """Sample a tree from scratch on the points ``ids`` (root is node 0)."""
+def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap):
+    """Sample a tree from scratch on the points ``ids`` (root is node 0).
+
+    With ``bootstrap``, each point first gets a Poisson(1) multiplicity; the tree is
+    sampled on the points drawn at least once (none: the tree stays empty).
+    """
+    if bootstrap:
+        ids = draw_multiplicities(ids, tree.sample_mult, tree.rng_state)
+        if ids.shape[0] == 0:
+            return
     n = ids.shape[0]
     tree.ensure_node_capacity(max(16, min(2 * n, n // 2 + 64)))
     arrays = tree.arrays
@@ -144,22 +164,29 @@ def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss):
     size = 1
     while True:
         size = sample_tree(tree.arrays, store.X, store.keys, store.stats,
-                           tree.node_stats["stats"], tree.sample_next, indices, stack,
-                           size, lifetime, True, pause_pure, mss, tree.rng_state)
+                           tree.node_stats["stats"], tree.sample_next, tree.sample_mult,
+                           indices, stack, size, lifetime, True, pause_pure, mss,
+                           tree.rng_state)
         if size == 0:
             return
         tree.ensure_node_capacity(tree.capacity * 3 // 2 + 2)
 
 
-def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss):
+def _reserve_nodes(tree, n_points):
+    """Grow a tree's storage ahead of ``n_points`` online insertions."""
+    meta = tree.arrays.meta
+    needed = int(meta[META_N_NODES] + 2 * meta[META_MAX_LEAF_POINTS] + 6
+                 + min(2 * n_points, meta[META_N_NODES] // 2 + 64))
+    if needed > tree.capacity:
+        tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2))
+
+
+def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap):
     """Extend a tree point by point with ``ids``, growing storage as needed."""
     position = 0
     while position < ids.shape[0]:
-        meta = tree.arrays.meta
-        needed = int(meta[META_N_NODES] + 2 * meta[META_MAX_LEAF_POINTS] + 6
-                     + min(2 * (ids.shape[0] - position), meta[META_N_NODES] // 2 + 64))
-        if needed > tree.capacity:
-            tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2))
+        _reserve_nodes(tree, ids.shape[0] - position)
         position = extend_tree(tree.arrays, store.X, store.keys, store.stats,
-                               tree.node_stats["stats"], tree.sample_next, ids, position,
-                               lifetime, True, pause_pure, mss, tree.rng_state)
+                               tree.node_stats["stats"], tree.sample_next,
+                               tree.sample_mult, ids, position, bootstrap, lifetime, True,
+                               pause_pure, mss, tree.rng_state)

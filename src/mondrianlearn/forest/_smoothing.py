@@ -114,43 +114,60 @@ def expected_discount(eta, delta, gamma):
 
 
 @kernel
-def predict_proba_tree(tree, counts, X, gamma, max_depth, scale, out):
-    """Add ``scale`` times the class probabilities of one tree to ``out``.
+def path_buffers(tree, n_classes):
+    """Work space for ``predict_proba_point`` on a tree of at most its capacity."""
+    capacity = tree.parent.shape[0] + 1
+    nodes = np.empty(capacity, dtype=np.int64)
+    reals = np.empty((3, capacity))
+    classes = np.empty((3, n_classes))
+    return nodes, reals, classes
+
+
+@kernel
+def predict_proba_point(tree, counts, x, gamma, max_depth, scale, out, nodes, reals,
+                        classes, excess):
+    """Add ``scale`` times the class probabilities of one tree at ``x`` to ``out``.
 
     Walking down the path of ``x``: with probability ``p_j`` (given it has not yet
     branched off) ``x`` branches off above node ``j`` into a new node whose
     discount is the expected one, smoothing ``j``'s counts towards the parent's
     posterior; otherwise it goes on, and at the end of the path it takes the
-    posterior of the last node. Posteriors are computed along the path.
+    posterior of the last node. Posteriors are computed along the path. The work
+    arrays come from ``path_buffers``.
     """
     n_classes = counts.shape[1]
-    capacity = tree.meta[META_N_NODES] + 1
-    nodes = np.empty(capacity, dtype=np.int64)
-    etas = np.empty(capacity)
-    deltas = np.empty(capacity)
-    probs = np.empty(capacity)
+    etas = reals[0]
+    deltas = reals[1]
+    probs = reals[2]
+    ikn = classes[0]
+    branch = classes[1]
+    posterior = classes[2]
+    length = branch_off_path(tree, x, max_depth, nodes, etas, deltas, probs, excess)
+    for k in range(n_classes):
+        posterior[k] = 1.0 / n_classes
+    stay = scale
+    for m in range(length):
+        ikn_counts_row(tree, counts, nodes[m], ikn)
+        p = probs[m]
+        if p > 0.0:
+            d = expected_discount(etas[m], deltas[m], gamma)
+            smooth_counts(ikn, d, posterior, branch)
+            for k in range(n_classes):
+                out[k] += stay * p * branch[k]
+            stay *= 1.0 - p
+        smooth_counts(ikn, np.exp(-gamma * deltas[m]), posterior, posterior)
+    for k in range(n_classes):
+        out[k] += stay * posterior[k]
+
+
+@kernel
+def predict_proba_tree(tree, counts, X, gamma, max_depth, scale, out):
+    """Add ``scale`` times the class probabilities of one tree to ``out`` (all rows)."""
+    nodes, reals, classes = path_buffers(tree, counts.shape[1])
     excess = np.empty(X.shape[1])
-    ikn = np.empty(n_classes)
-    branch = np.empty(n_classes)
-    posterior = np.empty(n_classes)
     for i in range(X.shape[0]):
-        length = branch_off_path(tree, X[i], max_depth, nodes, etas, deltas, probs,
-                                 excess)
-        for k in range(n_classes):
-            posterior[k] = 1.0 / n_classes
-        stay = scale
-        for m in range(length):
-            ikn_counts_row(tree, counts, nodes[m], ikn)
-            p = probs[m]
-            if p > 0.0:
-                d = expected_discount(etas[m], deltas[m], gamma)
-                smooth_counts(ikn, d, posterior, branch)
-                for k in range(n_classes):
-                    out[i, k] += stay * p * branch[k]
-                stay *= 1.0 - p
-            smooth_counts(ikn, np.exp(-gamma * deltas[m]), posterior, posterior)
-        for k in range(n_classes):
-            out[i, k] += stay * posterior[k]
+        predict_proba_point(tree, counts, X[i], gamma, max_depth, scale, out[i], nodes,
+                            reals, classes, excess)
 
 
 @kernel

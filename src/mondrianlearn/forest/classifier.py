@@ -37,6 +37,10 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
     max_depth : int, default=None
         Depth at which prediction paths stop (the tree itself is not truncated, so
         that online and batch training keep the same distribution).
+    bootstrap : bool, default=False
+        Online bagging (Oza and Russell): each tree counts each point a
+        Poisson(1) number of times, drawn inside the compiled training loop from
+        the tree's own stream; a point drawn zero times is not seen by that tree.
     n_jobs : int, default=None
         Threads used to train and query the trees (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
@@ -72,8 +76,10 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
     _pause_pure = True
 
     def __init__(self, n_estimators=10, *, lifetime=np.inf, discount=None,
-                 min_samples_split=2, max_depth=None, n_jobs=None, random_state=None):
+                 min_samples_split=2, max_depth=None, bootstrap=False, n_jobs=None,
+                 random_state=None):
         self.n_estimators = n_estimators
+        self.bootstrap = bootstrap
         self.lifetime = lifetime
         self.discount = discount
         self.min_samples_split = min_samples_split
@@ -222,7 +228,10 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         gamma = self._gamma()
         max_depth = self._max_depth_value()
         n_classes = len(self.classes_)
-        scale = 1.0 / len(self.trees_)
+        trees = self._trained_trees()
+        if not trees:
+            return np.full((X.shape[0], n_classes), 1.0 / n_classes)
+        scale = 1.0 / len(trees)
         out = np.zeros((X.shape[0], n_classes))
         for rows in self._chunks(X.shape[0], n_classes):
             Xc = X[rows]
@@ -233,7 +242,7 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
                                    max_depth, scale, part)
                 return part
 
-            for part in map_trees(one, self.trees_, self.n_jobs):
+            for part in map_trees(one, trees, self.n_jobs):
                 out[rows] += part
         return out
 
@@ -275,7 +284,7 @@ class MondrianTreeClassifier(MondrianForestClassifier):
 
     _parameter_constraints = {
         k: v for k, v in MondrianForestClassifier._parameter_constraints.items()
-        if k not in ("n_estimators", "n_jobs")
+        if k not in ("n_estimators", "n_jobs", "bootstrap")
     }
 
     def __init__(self, *, lifetime=np.inf, discount=None, min_samples_split=2,

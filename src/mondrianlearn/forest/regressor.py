@@ -30,6 +30,9 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         Blocks with fewer points are paused until more arrive.
     max_depth : int, default=None
         Depth at which prediction paths stop.
+    bootstrap : bool, default=False
+        Online bagging: each tree counts each point a Poisson(1) number of times
+        (drawn in the compiled loop; zero means the tree does not see the point).
     n_jobs : int, default=None
     random_state : int, RandomState instance or None, default=None
 
@@ -53,8 +56,9 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     """
 
     def __init__(self, n_estimators=10, *, lifetime=np.inf, min_samples_split=2,
-                 max_depth=None, n_jobs=None, random_state=None):
+                 max_depth=None, bootstrap=False, n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
+        self.bootstrap = bootstrap
         self.lifetime = lifetime
         self.min_samples_split = min_samples_split
         self.max_depth = max_depth
@@ -117,7 +121,8 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         y = np.asarray(y, dtype=np.float64)
         w = sample_weight if sample_weight.sum() > 0 else np.ones_like(y)
         self._y_offset = float(np.average(y, weights=w))
-        spread = float(np.max(np.abs(y - self._y_offset))) if y.size else 0.0
+        used = y[w > 0]  # rows of weight zero are not learned
+        spread = float(np.max(np.abs(used - self._y_offset))) if used.size else 0.0
         self._y_scale = spread if np.isfinite(spread) and spread > 0 else 1.0
 
     def _learn_batch(self, X, y, sample_weight):
@@ -148,6 +153,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         """
         X = self._check_predict_input(X)
         max_depth = self._max_depth_value()
+        trees = self._trained_trees()
         mean = np.zeros(X.shape[0])
         second = np.zeros(X.shape[0])
         for rows in self._chunks(X.shape[0], 2):
@@ -159,11 +165,11 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
                 predict_moments_tree(tree.arrays, tree.node_stats["stats"], Xc, max_depth, m, s)
                 return m, s
 
-            for m, s in map_trees(one, self.trees_, self.n_jobs):
+            for m, s in map_trees(one, trees, self.n_jobs):
                 mean[rows] += m
                 second[rows] += s
-        mean /= len(self.trees_)
-        second /= len(self.trees_)
+        mean /= max(len(trees), 1)
+        second /= max(len(trees), 1)
         out = self._y_offset + self._y_scale * mean
         if not return_std:
             return out
@@ -191,6 +197,8 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         max_depth = self._max_depth_value()
 
         def one(tree):
+            if tree.n_nodes == 0:
+                return sp.csr_matrix((X.shape[0], 0))
             lengths = np.empty(X.shape[0], dtype=np.int64)
             path_lengths(tree.arrays, X, max_depth, lengths)
             indptr = np.zeros(X.shape[0] + 1, dtype=np.int64)
@@ -238,7 +246,7 @@ class MondrianTreeRegressor(MondrianForestRegressor):
 
     _parameter_constraints = {
         k: v for k, v in MondrianForestRegressor._parameter_constraints.items()
-        if k not in ("n_estimators", "n_jobs")
+        if k not in ("n_estimators", "n_jobs", "bootstrap")
     }
     n_estimators = 1
     n_jobs = None

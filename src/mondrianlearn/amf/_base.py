@@ -1,0 +1,147 @@
+"""Shared machinery of the AMF estimators.
+
+A model is a list of :class:`~mondrianlearn.engine.tree.TreeState` whose
+``node_stats`` hold the forecasters and the aggregation log-weights of every node.
+Learning runs one compiled loop per tree over the whole batch (in threads when
+``n_jobs`` allows); prediction reads the trees without changing them.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from ..engine.random import spawn_states
+from ..engine.tree import TreeState
+from ..utils.parallel import map_trees
+from ..utils.validation import check_X_predict
+
+
+class BaseAMF(BaseEstimator):
+    """Base class: subclasses define the node statistics and the learning kernel."""
+
+    _parameter_constraints = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "step": [Interval(Real, 0, None, closed="neither")],
+        "use_aggregation": ["boolean"],
+        "split_pure": ["boolean"],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    # ------------------------------------------------------------------ learning
+    def _start_model(self, n_features, node_stats):
+        """Fresh empty trees with their own random streams."""
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        states = spawn_states(seed, self.n_estimators)
+        self.trees_ = [
+            TreeState(n_features, states[t], {k: v.copy() for k, v in node_stats.items()},
+                      keep_samples=False)
+            for t in range(self.n_estimators)
+        ]
+        self.n_samples_seen_ = 0
+
+    def _learn(self, n_rows, run_kernel):
+        """Teach ``n_rows`` rows to every tree; ``run_kernel(tree, start)`` learns
+        from row ``start`` on and returns the first row it could not learn."""
+
+        def learn_tree(tree):
+            position = 0
+            while position < n_rows:
+                n_nodes = tree.n_nodes
+                needed = n_nodes + 2 + min(2 * (n_rows - position), n_nodes // 2 + 64)
+                if n_nodes + 2 > tree.capacity:
+                    tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2))
+                position = run_kernel(tree, position)
+
+        map_trees(learn_tree, self.trees_, self.n_jobs)
+        self.n_samples_seen_ += n_rows
+
+    def _trim(self):
+        for tree in self.trees_:
+            tree.trim()
+
+    # ---------------------------------------------------------------- prediction
+    def _check_predict_input(self, X):
+        check_is_fitted(self, "trees_")
+        return check_X_predict(self, X)
+
+    def _sum_over_trees(self, X, shape, run_kernel):
+        """``sum`` over trees of ``run_kernel(tree, X_rows, part)``, in row chunks."""
+        out = np.zeros((X.shape[0],) + shape)
+        width = int(np.prod(shape)) if shape else 1
+        per_row = 8 * width * max(len(self.trees_), 1)
+        step = max(1, (64 << 20) // per_row)
+        for start in range(0, X.shape[0], step):
+            rows = slice(start, min(start + step, X.shape[0]))
+            Xc = X[rows]
+
+            def one(tree):
+                part = np.zeros((Xc.shape[0],) + shape)
+                run_kernel(tree, Xc, part)
+                return part
+
+            for part in map_trees(one, self.trees_, self.n_jobs):
+                out[rows] += part
+        return out
+
+    def weighted_depth(self, X):
+        """Depth of each row's prediction, averaged over the aggregation weights.
+
+        The aggregated prediction of a tree is a mixture of the forecasters of the
+        nodes on the row's path (and of the prior, for the new leaf of the temporary
+        extension); this is the mean depth (root = 0) under that mixture, averaged
+        over the trees. Small values mean that aggregation favours coarse cells.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        depth : ndarray of shape (n_samples,)
+        """
+        from ._kernels import weighted_depth_tree
+
+        X = self._check_predict_input(X)
+        scale = 1.0 / len(self.trees_)
+
+        def run(tree, Xc, part):
+            stats = tree.node_stats
+            weighted_depth_tree(tree.arrays, Xc, stats["log_weight"],
+                                stats["log_weight_tree"], scale, part)
+
+        return self._sum_over_trees(X, (), run)
+
+    @property
+    def n_nodes_(self):
+        """Number of nodes of each tree."""
+        check_is_fitted(self, "trees_")
+        return np.array([t.n_nodes for t in self.trees_])
+
+    @property
+    def model_size_(self):
+        """Bytes held by the fitted model (node arrays and statistics, all trees)."""
+        check_is_fitted(self, "trees_")
+        return sum(t.nbytes for t in self.trees_)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+def is_empty_batch(X):
+    shape = getattr(X, "shape", None)
+    return shape is not None and len(shape) == 2 and shape[0] == 0
+
+
+def check_empty_batch(estimator, X):
+    """An empty mini-batch is a no-op, but its width must still match."""
+    if X.shape[1] != estimator.n_features_in_:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {type(estimator).__name__} is "
+            f"expecting {estimator.n_features_in_} features as input.")

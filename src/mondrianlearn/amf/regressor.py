@@ -1,0 +1,178 @@
+"""Aggregated Mondrian forest regressor (AMF, Mourtada, Gaiffas and Scornet, 2021)."""
+
+import numpy as np
+from sklearn.base import RegressorMixin, _fit_context
+
+from ..utils.validation import check_X_y_batch
+from ._base import BaseAMF, check_empty_batch, is_empty_batch
+
+
+class AMFRegressor(RegressorMixin, BaseAMF):
+    """Aggregated Mondrian forest regressor, an online random forest.
+
+    Same partition and aggregation as :class:`AMFClassifier`; every node forecasts the
+    running mean of its targets (0 while empty) and is scored with the squared loss
+    ``(prediction - y)^2 / 2``. The theory asks for ``step = 1 / (8 B^2)`` for targets
+    in ``[-B, B]``; the default 1 suits targets of order one.
+
+    Parameters
+    ----------
+    n_estimators : int, default=10
+        Number of trees.
+    step : float, default=1.0
+        Learning rate ``eta`` of the exponential weights.
+    use_aggregation : bool, default=True
+        Whether to aggregate the prunings; if false, a tree predicts with the mean of
+        the leaf cell containing the row.
+    split_pure : bool, default=False
+        Whether a leaf whose points all have exactly the target of a new point may be
+        split by it. When false such a leaf absorbs the point.
+    n_jobs : int, default=None
+        Threads used to train and query the trees (results do not depend on it).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the trees' random streams.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when ``X`` had string column names.
+    trees_ : list of TreeState
+        The trees; ``node_stats`` holds ``total`` (weighted count), ``mean``,
+        ``log_weight`` and ``log_weight_tree`` per node.
+    n_samples_seen_ : int
+
+    Notes
+    -----
+    A row of weight ``w`` counts ``w`` times in the running means and in the losses.
+    Prediction integrates over the temporary extension of the tree with the test
+    point, as described in :class:`AMFClassifier`; the new empty leaf predicts 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mondrianlearn import AMFRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(-3, 3, size=(500, 1))
+    >>> y = np.sin(X[:, 0]) + 0.1 * rng.randn(500)
+    >>> reg = AMFRegressor(n_estimators=10, random_state=0).fit(X, y)
+    >>> bool(reg.score(X, y) > 0.9)
+    True
+    """
+
+    def __init__(self, n_estimators=10, step=1.0, use_aggregation=True, split_pure=False,
+                 n_jobs=None, random_state=None):
+        self.n_estimators = n_estimators
+        self.step = step
+        self.use_aggregation = use_aggregation
+        self.split_pure = split_pure
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Learn the rows once, in order, starting from an empty forest.
+
+        Identical to a first ``partial_fit`` on the same rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            A row of weight ``w`` counts ``w`` times in the means and the losses;
+            rows of weight zero are ignored.
+
+        Returns
+        -------
+        self
+        """
+        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True,
+                                              y_numeric=True)
+        self._start(X.shape[1])
+        self._learn_batch(X, y, sample_weight)
+        self._trim()
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, sample_weight=None):
+        """Learn a mini-batch of rows, in order.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        first = not hasattr(self, "trees_")
+        if not first and is_empty_batch(X):
+            check_empty_batch(self, X)
+            return self
+        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
+                                              y_numeric=True)
+        if first:
+            self._start(X.shape[1])
+        self._learn_batch(X, y, sample_weight)
+        return self
+
+    def _start(self, n_features):
+        self._start_model(n_features, {
+            "total": np.zeros(16),
+            "mean": np.zeros(16),
+            "log_weight": np.zeros(16),
+            "log_weight_tree": np.zeros(16),
+        })
+
+    def _learn_batch(self, X, y, sample_weight):
+        from ._kernels import learn_regressor_tree
+
+        y = np.asarray(y, dtype=np.float64).reshape(-1)
+        if not np.all(np.isfinite(y)):
+            raise ValueError("Input y contains NaN or infinity.")
+        keep = sample_weight > 0
+        if not keep.all():
+            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
+        if X.shape[0] == 0:
+            return
+        y = np.ascontiguousarray(y + 0.0)  # -0.0 -> 0.0, so equal targets share a key
+        keys = y.view(np.int64)
+        weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
+        step = float(self.step)
+        split_pure = bool(self.split_pure)
+
+        def run(tree, start):
+            s = tree.node_stats
+            return learn_regressor_tree(tree.arrays, X, keys, y, weights, start,
+                                        s["total"], s["mean"], s["log_weight"],
+                                        s["log_weight_tree"], step, split_pure,
+                                        tree.rng_state)
+
+        self._learn(X.shape[0], run)
+
+    def predict(self, X):
+        """Aggregated prediction, averaged over the trees.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        from ._kernels import predict_mean_tree
+
+        X = self._check_predict_input(X)
+        aggregate = bool(self.use_aggregation)
+        scale = 1.0 / len(self.trees_)
+
+        def run(tree, Xc, part):
+            s = tree.node_stats
+            predict_mean_tree(tree.arrays, Xc, s["mean"], s["log_weight"],
+                              s["log_weight_tree"], aggregate, scale, part)
+
+        return self._sum_over_trees(X, (), run)

@@ -1,0 +1,81 @@
+"""Compiled loop of rolling-weight (online) boosting over Mondrian trees.
+
+Oza and Russell's online boosting visits the trees in order for each example. Tree
+``t`` only depends on the examples up to the current one and on the example's weight
+after trees ``0..t-1``, so processing a mini-batch tree by tree (each tree over all
+examples, in order) gives exactly the same model as example by example; this loop
+does one tree.
+"""
+
+import numpy as np
+
+from ..engine._jit import kernel
+from ..engine.growth import sample_blocks
+from ..engine.random import poisson
+from ..engine.tree import META_N_NODES, META_ROOT
+from ..forest._additive import accumulate_new_nodes, add_point, room_for_one_point
+from ..forest._smoothing import path_buffers, predict_proba_point
+
+
+@kernel
+def _plant(tree, X, keys, point_stats, stats, sample_next, sample_mult, s, lifetime,
+           pause_pure, min_samples_split, rng):
+    """Make sample ``s`` the first point of an empty tree (a one-point leaf)."""
+    tree.meta[META_N_NODES] = 1
+    tree.meta[META_ROOT] = 0
+    tree.parent[0] = -1
+    indices = np.array([s], dtype=np.int64)
+    stack = np.zeros((2, 3), dtype=np.int64)
+    stack[0, 2] = 1
+    sample_blocks(tree, X, keys, sample_next, indices, stack, 1, lifetime, True,
+                  pause_pure, min_samples_split, rng)
+    accumulate_new_nodes(tree, stats, point_stats, sample_next, sample_mult, 0)
+
+
+@kernel
+def boost_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult, sample_ids,
+               start, lam, n_seen_before, errors, gamma, lifetime, pause_pure,
+               min_samples_split, rng):
+    """Train one boosted tree on ``sample_ids[start:]`` and update the example weights.
+
+    For example ``i`` of weight ``lam[i]``: the tree counts it ``k ~ Poisson(lam[i])``
+    times; then if the tree predicts it correctly, ``sc += lam[i]`` and
+    ``lam[i] *= N / (2 sc)``, otherwise ``sw += lam[i]`` and ``lam[i] *= N / (2 sw)``,
+    with ``N`` the number of examples seen so far. ``errors`` holds ``(sc, sw)`` and
+    is updated in place.
+
+    Returns the position of the first example not processed (less than the batch
+    size when the node capacity may not suffice: grow the tree and call again).
+    """
+    n_classes = point_stats.shape[1]
+    nodes, reals, classes = path_buffers(tree, n_classes)
+    excess = np.empty(X.shape[1])
+    proba = np.empty(n_classes)
+    for i in range(start, sample_ids.shape[0]):
+        if not room_for_one_point(tree):
+            return i
+        s = sample_ids[i]
+        k = poisson(rng, lam[i])
+        sample_mult[s] = k
+        if k > 0:
+            if tree.meta[META_N_NODES] == 0:
+                _plant(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
+                       lifetime, pause_pure, min_samples_split, rng)
+            else:
+                add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult,
+                          s, np.float64(k), lifetime, True, pause_pure,
+                          min_samples_split, rng, excess)
+        correct = False
+        if tree.meta[META_N_NODES] > 0:
+            proba[:] = 0.0
+            predict_proba_point(tree, stats, X[s], gamma, 1 << 62, 1.0, proba, nodes,
+                                reals, classes, excess)
+            correct = np.argmax(proba) == keys[s]
+        n_seen = n_seen_before + i + 1
+        if correct:
+            errors[0] += lam[i]
+            lam[i] *= n_seen / (2.0 * errors[0])
+        else:
+            errors[1] += lam[i]
+            lam[i] *= n_seen / (2.0 * errors[1])
+    return sample_ids.shape[0]

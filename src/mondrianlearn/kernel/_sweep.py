@@ -1,0 +1,445 @@
+"""The lifetime sweep: all Mondrian kernels with lifetimes in ``[0, Lambda]`` at once.
+
+The partitions are sampled once with the terminal lifetime ``Lambda``; the split
+time of every node is stored in the tree. Reading the cuts of all trees in time
+order replays the Mondrian process (kernel paper, section 4.1): at lifetime 0 each
+tree has one feature (its root); a cut at time ``tau`` of node ``c`` replaces the
+feature ``c`` by its two children. The learner is updated, not refitted, at each cut:
+
+- ridge regression (:func:`ridge_sweep`): the Cholesky factor of
+  ``A = Phi^T W Phi + alpha I`` loses the row and column of ``c`` and gains those of
+  the two children, ``O(C^2)`` (section 4.2.1);
+- SGD (:func:`sgd_sweep`): the two children inherit the weight of ``c`` (predictions
+  unchanged), then one more epoch runs (section 4.2.2).
+
+Trees are flattened into global node ids (``offset[t] + node``). ``active[n, t]`` is
+the feature (global node) that holds point ``n`` in tree ``t`` at the current
+lifetime; the points of a node are ``pts[start[j]:end[j]]``.
+"""
+
+import time
+
+import numpy as np
+
+from ..engine._jit import kernel
+from ..engine.random import uniform
+from ..engine.tree import LEAF
+from ._features import leaves_of, node_point_ranges
+from ._ridge import chol_append, chol_delete, chol_logdet, chol_solve
+
+_LOG_2PI = np.log(2.0 * np.pi)
+
+
+class FlatForest:
+    """The trees of a sweep as global node arrays, with per-node point ranges.
+
+    Parameters
+    ----------
+    trees : list of TreeState
+        Partitions sampled on the rows of ``X`` with the terminal lifetime.
+    X : ndarray of shape (n_points, n_features)
+    """
+
+    def __init__(self, trees, X):
+        n = X.shape[0]
+        sizes = [t.n_nodes for t in trees]
+        self.offset = np.zeros(len(trees) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=self.offset[1:])
+        total = int(self.offset[-1])
+        self.left = np.full(total, -1, dtype=np.int64)
+        self.right = np.full(total, -1, dtype=np.int64)
+        self.time = np.empty(total)
+        self.tree = np.empty(total, dtype=np.int64)
+        self.start = np.empty(total, dtype=np.int64)
+        self.end = np.empty(total, dtype=np.int64)
+        self.pts = np.empty(n * len(trees), dtype=np.int64)
+        self.roots = np.empty(len(trees), dtype=np.int64)
+        for t, tree in enumerate(trees):
+            a, o, m = tree.arrays, int(self.offset[t]), sizes[t]
+            internal = a.left[:m] != LEAF
+            self.left[o:o + m][internal] = a.left[:m][internal] + o
+            self.right[o:o + m][internal] = a.right[:m][internal] + o
+            self.time[o:o + m] = a.time[:m]
+            self.tree[o:o + m] = t
+            self.roots[t] = int(a.meta[1]) + o
+            order, start, end = node_point_ranges(a, leaves_of(tree, X))
+            self.pts[t * n:(t + 1) * n] = order
+            self.start[o:o + m] = start + t * n
+            self.end[o:o + m] = end + t * n
+        internal = np.flatnonzero(self.left >= 0)
+        self.events = internal[np.argsort(self.time[internal], kind="stable")]
+        self.n_points = n
+        self.n_trees = len(trees)
+
+    def local(self, node):
+        """``(tree index, node id in that tree)`` of a global node id."""
+        t = int(self.tree[node])
+        return t, int(node - self.offset[t])
+
+
+# ------------------------------------------------------------------ ridge sweep
+@kernel
+def _ridge_add_feature(node, tree, size, U, b, pos, at, active, start, end, pts,
+                       weight_fit, y, scale, alpha, column, work):
+    """Append feature ``node`` (its points already moved to it) at position ``size``."""
+    n_trees = active.shape[1]
+    column[: size + 1] = 0.0
+    pos[node] = size
+    at[size] = node
+    b_new = 0.0
+    for k in range(start[node], end[node]):
+        n = pts[k]
+        w = weight_fit[n]
+        if w == 0.0:
+            continue
+        b_new += w * y[n] * scale
+        for s in range(n_trees):
+            column[pos[active[n, s]]] += w * scale * scale
+    column[size] += alpha
+    b[size] = b_new
+    return chol_append(U, size, column, work)
+
+
+@kernel
+def _ridge_record(size, U, b, pos, active, y, weight_fit, weight_val, scale, alpha,
+                  coef, pred, record, r):
+    """Solve for the weights; store (n_features, train, validation MSE, lml) at ``r``."""
+    chol_solve(U, size, b, coef)
+    n_trees = active.shape[1]
+    fit_sq = 0.0
+    fit_w = 0.0
+    val_sq = 0.0
+    val_w = 0.0
+    for n in range(active.shape[0]):
+        f = 0.0
+        for s in range(n_trees):
+            f += coef[pos[active[n, s]]]
+        f *= scale
+        pred[n] = f
+        e = (y[n] - f) * (y[n] - f)
+        fit_sq += weight_fit[n] * e
+        fit_w += weight_fit[n]
+        val_sq += weight_val[n] * e
+        val_w += weight_val[n]
+    coef_sq = 0.0
+    for i in range(size):
+        coef_sq += coef[i] * coef[i]
+    logdet = chol_logdet(U, size)
+    record[r, 0] = size
+    record[r, 1] = fit_sq / fit_w if fit_w > 0 else np.nan
+    record[r, 2] = val_sq / val_w if val_w > 0 else np.nan
+    record[r, 3] = (-fit_sq / (2.0 * alpha) - coef_sq / 2.0 - logdet / 2.0
+                    - (fit_w - size) / 2.0 * np.log(alpha) - fit_w / 2.0 * np.log(2.0 * np.pi))
+
+
+@kernel
+def ridge_sweep_start(roots, size_box, U, b, pos, at, active, start, end, pts, weight_fit,
+                      y, scale, alpha, column, work, coef, pred, weight_val, record):
+    """Lifetime 0: one feature per tree (its root), recorded at row 0."""
+    for t in range(roots.shape[0]):
+        for k in range(start[roots[t]], end[roots[t]]):
+            active[pts[k], t] = roots[t]
+    size = 0
+    for t in range(roots.shape[0]):
+        if not _ridge_add_feature(roots[t], t, size, U, b, pos, at, active, start, end,
+                                  pts, weight_fit, y, scale, alpha, column, work):
+            return -1
+        size += 1
+    _ridge_record(size, U, b, pos, active, y, weight_fit, weight_val, scale, alpha, coef,
+                  pred, record, 0)
+    size_box[0] = size
+    return 1
+
+
+@kernel
+def ridge_sweep_events(events, first, last, left, right, tree_of, start, end, pts,
+                       size_box, max_features, U, b, pos, at, active, weight_fit,
+                       weight_val, y, scale, alpha, column, work, coef, pred, record):
+    """Process the cuts ``events[first:last]`` in order; one record row per cut.
+
+    Returns the index of the first cut not processed (earlier than ``last`` when
+    ``max_features`` would be exceeded or the factor lost definiteness).
+    """
+    size = size_box[0]
+    for k in range(first, last):
+        if size + 1 > max_features:
+            size_box[0] = size
+            return k
+        c = events[k]
+        t = tree_of[c]
+        p = pos[c]
+        chol_delete(U, size, p, work)
+        for i in range(p, size - 1):
+            b[i] = b[i + 1]
+            at[i] = at[i + 1]
+            pos[at[i]] = i
+        size -= 1
+        pos[c] = -1
+        for child in (left[c], right[c]):
+            for q in range(start[child], end[child]):
+                active[pts[q], t] = child
+        for child in (left[c], right[c]):
+            if not _ridge_add_feature(child, t, size, U, b, pos, at, active, start, end,
+                                      pts, weight_fit, y, scale, alpha, column, work):
+                size_box[0] = size
+                return -k - 1
+            size += 1
+        _ridge_record(size, U, b, pos, active, y, weight_fit, weight_val, scale, alpha,
+                      coef, pred, record, k + 1)
+    size_box[0] = size
+    return last
+
+
+class RidgeSweep:
+    """Ridge regression along the lifetime sweep (state kept between chunks).
+
+    Parameters
+    ----------
+    forest : FlatForest
+    y : ndarray (n_points,)
+        Centred targets.
+    weight_fit, weight_val : ndarray (n_points,)
+        Sample weights of the rows that train the model / that score it (zero
+        elsewhere); rows with both zero only shape the partitions.
+    alpha : float
+    max_features : int
+    """
+
+    def __init__(self, forest, y, weight_fit, weight_val, alpha, max_features):
+        self.forest = forest
+        n_events = forest.events.shape[0]
+        cap = int(min(max_features, forest.offset[-1])) + 2
+        self.max_features = int(max_features)
+        self.U = np.zeros((cap, cap))
+        self.b = np.zeros(cap)
+        self.at = np.zeros(cap, dtype=np.int64)
+        self.pos = np.full(forest.offset[-1], -1, dtype=np.int64)
+        self.active = np.zeros((forest.n_points, forest.n_trees), dtype=np.int64)
+        self.column = np.zeros(cap)
+        self.work = np.zeros(cap)
+        self.coef = np.zeros(cap)
+        self.pred = np.zeros(forest.n_points)
+        self.record = np.full((n_events + 1, 4), np.nan)
+        self.size = np.zeros(1, dtype=np.int64)
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.weight_fit = np.ascontiguousarray(weight_fit, dtype=np.float64)
+        self.weight_val = np.ascontiguousarray(weight_val, dtype=np.float64)
+        self.alpha = float(alpha)
+        self.scale = 1.0 / np.sqrt(forest.n_trees)
+
+    def run(self, chunk=16):
+        """Sweep every cut; return (n_records, elapsed seconds after each record)."""
+        f = self.forest
+        t0 = time.perf_counter()
+        ok = ridge_sweep_start(f.roots, self.size, self.U, self.b, self.pos, self.at,
+                               self.active, f.start, f.end, f.pts, self.weight_fit, self.y,
+                               self.scale, self.alpha, self.column, self.work, self.coef,
+                               self.pred, self.weight_val, self.record)
+        if ok < 0:
+            raise FloatingPointError("The ridge system is not positive definite.")
+        stamps = [time.perf_counter() - t0]
+        k = 0
+        n_events = f.events.shape[0]
+        while k < n_events:
+            last = min(k + chunk, n_events)
+            done = ridge_sweep_events(f.events, k, last, f.left, f.right, f.tree, f.start,
+                                      f.end, f.pts, self.size, self.max_features, self.U,
+                                      self.b, self.pos, self.at, self.active,
+                                      self.weight_fit, self.weight_val, self.y,
+                                      self.scale, self.alpha, self.column, self.work,
+                                      self.coef, self.pred, self.record)
+            elapsed = time.perf_counter() - t0
+            stop = done if done >= 0 else -done - 1
+            stamps.extend([elapsed] * (stop - k))
+            if stop < last:
+                k = stop
+                break
+            k = last
+        n_records = k + 1
+        return n_records, np.array(stamps[:n_records])
+
+    def features(self):
+        """Global node ids of the current features, in factor order."""
+        return self.at[: int(self.size[0])].copy()
+
+
+# -------------------------------------------------------------------- SGD sweep
+@kernel
+def _shuffle(order, rng):
+    for i in range(order.shape[0] - 1, 0, -1):
+        j = int(uniform(rng) * (i + 1))
+        if j > i:
+            j = i
+        tmp = order[i]
+        order[i] = order[j]
+        order[j] = tmp
+
+
+@kernel
+def _scores(W, active, n, scale, out):
+    for k in range(W.shape[1]):
+        out[k] = 0.0
+    for s in range(active.shape[1]):
+        j = active[n, s]
+        for k in range(W.shape[1]):
+            out[k] += W[j, k]
+    for k in range(W.shape[1]):
+        out[k] *= scale
+
+
+@kernel
+def _loss_gradient(scores, label, loss, grad):
+    """Gradient of the loss in the scores; ``label`` is a class index.
+
+    One score (binary): ``y = +1`` for class 1, ``-1`` for class 0. Several scores:
+    softmax cross-entropy (``loss == 0``) or one-vs-rest squared hinge (``loss == 1``).
+    """
+    n_out = scores.shape[0]
+    if n_out == 1:
+        y = 1.0 if label == 1 else -1.0
+        m = y * scores[0]
+        if loss == 0:
+            if m > 0:
+                e = np.exp(-m)
+                grad[0] = -y * e / (1.0 + e)
+            else:
+                grad[0] = -y / (1.0 + np.exp(m))
+        else:
+            grad[0] = -2.0 * y * (1.0 - m) if m < 1.0 else 0.0
+        return
+    if loss == 0:
+        top = scores[0]
+        for k in range(1, n_out):
+            if scores[k] > top:
+                top = scores[k]
+        total = 0.0
+        for k in range(n_out):
+            grad[k] = np.exp(scores[k] - top)
+            total += grad[k]
+        for k in range(n_out):
+            grad[k] /= total
+        grad[label] -= 1.0
+    else:
+        for k in range(n_out):
+            y = 1.0 if k == label else -1.0
+            m = y * scores[k]
+            grad[k] = -2.0 * y * (1.0 - m) if m < 1.0 else 0.0
+
+
+@kernel
+def _predict_label(scores):
+    if scores.shape[0] == 1:
+        return 1 if scores[0] > 0.0 else 0
+    best = 0
+    for k in range(1, scores.shape[0]):
+        if scores[k] > scores[best]:
+            best = k
+    return best
+
+
+@kernel
+def sgd_epochs(W, active, labels, weights, order, n_epochs, eta, alpha, loss, scale, rng):
+    """``n_epochs`` passes of SGD over the rows ``order`` (reshuffled every pass).
+
+    The L2 penalty ``alpha`` shrinks the weights a row touches (sparse updates).
+    """
+    n_out = W.shape[1]
+    scores = np.empty(n_out)
+    grad = np.empty(n_out)
+    for epoch in range(n_epochs):
+        _shuffle(order, rng)
+        for i in range(order.shape[0]):
+            n = order[i]
+            w = weights[n]
+            if w <= 0.0:
+                continue
+            _scores(W, active, n, scale, scores)
+            _loss_gradient(scores, labels[n], loss, grad)
+            for s in range(active.shape[1]):
+                j = active[n, s]
+                for k in range(n_out):
+                    W[j, k] -= eta * (w * grad[k] * scale + alpha * W[j, k])
+
+
+@kernel
+def sgd_errors(W, active, labels, weight_fit, weight_val, scale, out):
+    """Weighted misclassification rates on the fitting and validation rows."""
+    scores = np.empty(W.shape[1])
+    fit_bad = 0.0
+    fit_w = 0.0
+    val_bad = 0.0
+    val_w = 0.0
+    for n in range(active.shape[0]):
+        if weight_fit[n] <= 0.0 and weight_val[n] <= 0.0:
+            continue
+        _scores(W, active, n, scale, scores)
+        wrong = 1.0 if _predict_label(scores) != labels[n] else 0.0
+        fit_bad += weight_fit[n] * wrong
+        fit_w += weight_fit[n]
+        val_bad += weight_val[n] * wrong
+        val_w += weight_val[n]
+    out[0] = fit_bad / fit_w if fit_w > 0 else np.nan
+    out[1] = val_bad / val_w if val_w > 0 else np.nan
+
+
+@kernel
+def sgd_sweep_events(events, first, last, left, right, tree_of, start, end, pts, W,
+                     active, labels, weight_fit, weight_val, order, n_epochs, eta, alpha,
+                     loss, scale, rng, record, n_features):
+    """Process cuts ``events[first:last]``: children inherit the weight, then train."""
+    errors = np.empty(2)
+    for k in range(first, last):
+        c = events[k]
+        t = tree_of[c]
+        for child in (left[c], right[c]):
+            W[child, :] = W[c, :]
+            for q in range(start[child], end[child]):
+                active[pts[q], t] = child
+        n_features += 1
+        sgd_epochs(W, active, labels, weight_fit, order, n_epochs, eta, alpha, loss,
+                   scale, rng)
+        sgd_errors(W, active, labels, weight_fit, weight_val, scale, errors)
+        record[k + 1, 0] = n_features
+        record[k + 1, 1] = errors[0]
+        record[k + 1, 2] = errors[1]
+    return n_features
+
+
+def sgd_sweep(forest, labels, n_outputs, weight_fit, weight_val, n_epochs, eta, alpha,
+              loss, rng, max_features):
+    """Sweep all cuts with SGD; keep the weights of the best validation error.
+
+    Returns ``(record, stamps, n_records, best_record, W_best)``; ``W_best`` is
+    indexed by global node id.
+    """
+    f = forest
+    n_events = f.events.shape[0]
+    W = np.zeros((int(f.offset[-1]), n_outputs))
+    active = np.zeros((f.n_points, f.n_trees), dtype=np.int64)
+    for t in range(f.n_trees):
+        r = f.roots[t]
+        active[f.pts[f.start[r]:f.end[r]], t] = r
+    record = np.full((n_events + 1, 4), np.nan)
+    order = np.flatnonzero(weight_fit > 0).astype(np.int64)
+    scale = 1.0 / np.sqrt(f.n_trees)
+    t0 = time.perf_counter()
+    sgd_epochs(W, active, labels, weight_fit, order, n_epochs, eta, alpha, loss, scale, rng)
+    errors = np.empty(2)
+    sgd_errors(W, active, labels, weight_fit, weight_val, scale, errors)
+    record[0, :3] = (f.n_trees, errors[0], errors[1])
+    stamps = [time.perf_counter() - t0]
+    best, W_best = 0, W.copy()
+    n_features = f.n_trees
+    k = 0
+    # One cut per call: an epoch per cut dominates, and the best weights are kept exactly.
+    while k < n_events and n_features + 1 <= max_features:
+        n_features = sgd_sweep_events(f.events, k, k + 1, f.left, f.right, f.tree, f.start,
+                                      f.end, f.pts, W, active, labels, weight_fit,
+                                      weight_val, order, n_epochs, eta, alpha, loss,
+                                      scale, rng, record, n_features)
+        stamps.append(time.perf_counter() - t0)
+        k += 1
+        if record[k, 2] < record[best, 2]:
+            best = k
+            W_best = W.copy()
+    return record, np.array(stamps), k + 1, best, W_best

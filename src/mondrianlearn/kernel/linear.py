@@ -1,0 +1,577 @@
+"""Linear models on Mondrian kernel features, with the lifetime sweep.
+
+:class:`MondrianKernelRegressor` solves ridge regression exactly (Cholesky factor of
+``A = Phi^T W Phi + alpha I``); :class:`MondrianKernelClassifier` trains a linear
+classifier by SGD. With ``lifetime="auto"`` both sample the partitions once with a
+terminal lifetime and sweep every lifetime below it by replaying the cuts in time
+order (kernel paper, section 4), choosing the lifetime on held-out rows (or by the
+ridge log marginal likelihood); the sweep is recorded in ``lifetime_path_``.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted
+
+from ..engine.random import spawn_states
+from ..engine.tree import LEAF
+from ..utils.parallel import map_trees
+from ..utils.validation import check_X_predict, check_X_y_batch
+from ._features import (assign_columns, extend_partition_rows, feature_matrix, leaves_of,
+                        new_partition, pruned_copy, sample_partition)
+from ._ridge import OnlineRidge
+from ._sweep import FlatForest, RidgeSweep, sgd_epochs, sgd_sweep
+
+
+def default_max_lifetime(X, random_state):
+    """``10 / median L1 distance`` between rows (on at most 256 of them).
+
+    At that lifetime the Laplace kernel of two typical rows is ``exp(-10)``: finer
+    partitions than any sensible kernel width.
+    """
+    rng = check_random_state(random_state)
+    n = X.shape[0]
+    S = X[rng.choice(n, 256, replace=False)] if n > 256 else X
+    dist = np.abs(S[:, None, :] - S[None, :, :]).sum(axis=-1)[np.triu_indices(S.shape[0], 1)]
+    dist = dist[dist > 0]
+    return 10.0 / float(np.median(dist)) if dist.size else 1.0
+
+
+class _BaseMondrianKernelModel(BaseEstimator):
+    """Partitions, feature columns and the lifetime sweep shared by both models."""
+
+    _parameter_constraints = {
+        "n_trees": [Interval(Integral, 1, None, closed="left")],
+        "lifetime": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+        "max_lifetime": [Interval(Real, 0, None, closed="neither"), None],
+        "max_features": [Interval(Integral, 1, None, closed="left")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    def _seeds(self):
+        rng = check_random_state(self.random_state)
+        seed = rng.randint(np.iinfo(np.int32).max)
+        return rng, spawn_states(seed, self.n_trees + 1)
+
+    def _sample_trees(self, X, lifetime, states):
+        trees = [new_partition(X.shape[1], states[t]) for t in range(self.n_trees)]
+
+        def grow(tree):
+            sample_partition(tree, X, lifetime)
+            tree.trim()
+
+        map_trees(grow, trees, self.n_jobs)
+        return trees
+
+    def _set_trees(self, trees):
+        self.trees_ = trees
+        self.n_kernel_features_ = assign_columns(trees, 0)
+
+    def _columns(self, X):
+        """Sorted feature columns of every row, shape (n_rows, n_trees)."""
+        out = np.empty((X.shape[0], self.n_trees), dtype=np.int64)
+        cols = map_trees(lambda tree: tree.node_stats["column"][leaves_of(tree, X)] - 1,
+                         self.trees_, self.n_jobs)
+        for t, c in enumerate(cols):
+            out[:, t] = c
+        out.sort(axis=1)
+        return out
+
+    def _extend_columns(self, X):
+        """Extend the partitions with the rows; return their sorted columns."""
+        lifetime = float(self.lifetime_)
+        leaves = map_trees(lambda tree: extend_partition_rows(tree, X, lifetime),
+                           self.trees_, self.n_jobs)
+        old = self.n_kernel_features_
+        self.n_kernel_features_ = assign_columns(self.trees_, old)
+        out = np.empty((X.shape[0], self.n_trees), dtype=np.int64)
+        for t, (tree, leaf) in enumerate(zip(self.trees_, leaves)):
+            out[:, t] = tree.node_stats["column"][leaf] - 1
+        out.sort(axis=1)
+        return out, self.n_kernel_features_ - old
+
+    def _split_rows(self, n, rng):
+        """Boolean mask of the validation rows (at least one row on each side)."""
+        n_val = int(round(self.validation_fraction * n))
+        n_val = min(max(n_val, 1), n - 1)
+        mask = np.zeros(n, dtype=bool)
+        if n_val > 0:
+            mask[rng.permutation(n)[:n_val]] = True
+        return mask
+
+    def _path(self, forest, record, n_records, stamps):
+        times = np.concatenate([[0.0], forest.time[forest.events[: n_records - 1]]])
+        return {
+            "lifetimes": times,
+            "n_features": record[:n_records, 0].astype(np.int64),
+            "train_error": record[:n_records, 1],
+            "validation_error": record[:n_records, 2],
+            "log_marginal_likelihood": record[:n_records, 3],
+            "time": stamps,
+        }
+
+    def _lifetime_after(self, forest, k):
+        """A lifetime whose partition is the one recorded at ``k`` (next cut's time)."""
+        if k < forest.events.shape[0]:
+            return float(forest.time[forest.events[k]])
+        return float(self.max_lifetime_)
+
+    def _check_predict_input(self, X):
+        check_is_fitted(self, "trees_")
+        return check_X_predict(self, X)
+
+    def transform(self, X):
+        """Sparse Mondrian features of the rows at the fitted lifetime (CSR)."""
+        X = self._check_predict_input(X)
+        return feature_matrix(self.trees_, X, self.n_kernel_features_, self.n_jobs)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
+
+def _drop_zero_weights(X, y, sample_weight):
+    keep = sample_weight > 0
+    if keep.all():
+        return X, y, sample_weight
+    if not keep.any():
+        raise ValueError("All sample weights are zero.")
+    return X[keep], y[keep], sample_weight[keep]
+
+
+class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
+    """Ridge regression on Mondrian kernel features, with fast lifetime selection.
+
+    The targets are centred; the weights solve ``(Phi^T W Phi + alpha I) w =
+    Phi^T W (y - mean)`` exactly through a Cholesky factor. With
+    ``lifetime="auto"``, the partitions are sampled once with ``max_lifetime`` and
+    every smaller lifetime is evaluated by replaying the cuts in time order: at a cut
+    the factor loses the split feature's row and column and gains its children's, in
+    ``O(C^2)`` (no refit). The lifetime with the smallest validation error (or the
+    largest log marginal likelihood) is kept and the model is refitted on all rows
+    with the partitions cut back to it. ``partial_fit`` extends the partitions with
+    new rows (conditional Mondrian) and updates the factor by rank-1 updates.
+
+    Parameters
+    ----------
+    n_trees : int, default=100
+        Number ``M`` of Mondrian partitions.
+    lifetime : float or "auto", default="auto"
+        Lifetime (inverse kernel width); ``"auto"`` selects it by the sweep.
+    alpha : float, default=1e-4
+        Ridge regularisation ``delta^2`` (noise variance with unit prior variance).
+    selection : {"validation", "marginal_likelihood"}, default="validation"
+        Criterion of the sweep. The marginal likelihood uses all rows.
+    max_lifetime : float, default=None
+        Terminal lifetime of the sweep; ``None`` uses ``10 / median L1 distance``
+        between training rows.
+    max_features : int, default=4000
+        The sweep stops before the number of features exceeds this (the factor is
+        dense, ``O(C^2)`` memory).
+    validation_fraction : float, default=0.1
+        Share of the rows held out by the sweep (``selection="validation"``).
+    n_jobs : int, default=None
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    trees_ : list of TreeState
+        Partitions at ``lifetime_``.
+    lifetime_ : float
+    max_lifetime_ : float
+        Terminal lifetime of the sweep (``lifetime="auto"`` only).
+    lifetime_path_ : dict of ndarray
+        The sweep, one entry per cut: ``lifetimes`` (start of each partition's
+        interval), ``n_features``, ``train_error`` and ``validation_error`` (mean
+        squared errors), ``log_marginal_likelihood`` (on the fitting rows) and
+        ``time`` (seconds since the sweep started). ``None`` for a fixed lifetime.
+    coef_ : ndarray of shape (n_kernel_features_,)
+    intercept_ : float
+    n_kernel_features_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mondrianlearn import MondrianKernelRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(size=(300, 2))
+    >>> y = np.sin(6 * X[:, 0]) + X[:, 1] + 0.05 * rng.randn(300)
+    >>> reg = MondrianKernelRegressor(n_trees=30, alpha=1e-2, random_state=0).fit(X, y)
+    >>> bool(reg.score(X, y) > 0.9), reg.lifetime_path_["lifetimes"][0]
+    (True, np.float64(0.0))
+    """
+
+    _parameter_constraints = {
+        **_BaseMondrianKernelModel._parameter_constraints,
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "selection": [StrOptions({"validation", "marginal_likelihood"})],
+    }
+
+    def __init__(self, n_trees=100, *, lifetime="auto", alpha=1e-4, selection="validation",
+                 max_lifetime=None, max_features=4000, validation_fraction=0.1,
+                 n_jobs=None, random_state=None):
+        self.n_trees = n_trees
+        self.lifetime = lifetime
+        self.alpha = alpha
+        self.selection = selection
+        self.max_lifetime = max_lifetime
+        self.max_features = max_features
+        self.validation_fraction = validation_fraction
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Sample the partitions, select the lifetime (if ``"auto"``) and solve.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Rows of weight zero are ignored (also by the partitions).
+
+        Returns
+        -------
+        self
+        """
+        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True,
+                                              y_numeric=True)
+        self._fit(X, np.asarray(y, dtype=np.float64), sample_weight)
+        return self
+
+    def _fit(self, X, y, sample_weight):
+        X, y, sample_weight = _drop_zero_weights(X, y, sample_weight)
+        rng, states = self._seeds()
+        self.intercept_ = float(np.average(y, weights=sample_weight))
+        yc = y - self.intercept_
+        self.lifetime_path_ = None
+        if self.lifetime == "auto":
+            self._sweep(X, yc, sample_weight, rng, states)
+        else:
+            self.lifetime_ = float(self.lifetime)
+            self._set_trees(self._sample_trees(X, self.lifetime_, states))
+        self._solve(X, yc, sample_weight)
+        self.n_samples_seen_ = X.shape[0]
+
+    def _sweep(self, X, yc, sample_weight, rng, states):
+        self.max_lifetime_ = (float(self.max_lifetime) if self.max_lifetime is not None
+                              else default_max_lifetime(X, rng))
+        trees = self._sample_trees(X, self.max_lifetime_, states)
+        use_validation = self.selection == "validation" and X.shape[0] >= 2
+        val = self._split_rows(X.shape[0], rng) if use_validation else np.zeros(X.shape[0], bool)
+        weight_fit = np.where(val, 0.0, sample_weight)
+        weight_val = np.where(val, sample_weight, 0.0)
+        forest = FlatForest(trees, X)
+        sweep = RidgeSweep(forest, yc, weight_fit, weight_val, self.alpha, self.max_features)
+        n_records, stamps = sweep.run()
+        self.lifetime_path_ = self._path(forest, sweep.record, n_records, stamps)
+        if use_validation:
+            best = int(np.nanargmin(self.lifetime_path_["validation_error"]))
+        else:
+            best = int(np.nanargmax(self.lifetime_path_["log_marginal_likelihood"]))
+        self.lifetime_ = self._lifetime_after(forest, best)
+        self._set_trees([pruned_copy(tree, self.lifetime_)[0] for tree in trees])
+
+    def _solve(self, X, yc, sample_weight):
+        Phi = feature_matrix(self.trees_, X, self.n_kernel_features_, self.n_jobs)
+        weighted = Phi.multiply(sample_weight[:, None]).tocsr()
+        A = (Phi.T @ weighted).toarray()
+        A[np.diag_indices_from(A)] += self.alpha
+        self._ridge = OnlineRidge(self.alpha, 1.0 / np.sqrt(self.n_trees))
+        self._ridge.fit_dense(A, weighted.T @ yc)
+        self.coef_ = self._ridge.coef_
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, sample_weight=None):
+        """Learn a mini-batch online: extend the partitions, rank-1 update the factor.
+
+        The first call fits on the batch (selecting the lifetime if ``"auto"``);
+        the intercept stays the weighted mean of that first batch. Later rows
+        create new cells (new features, zero for earlier rows) and each row is a
+        rank-1 update of ``A``: the solution equals a batch solve on all rows seen.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        first = not hasattr(self, "trees_")
+        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
+                                              y_numeric=True)
+        y = np.asarray(y, dtype=np.float64)
+        if first:
+            self._fit(X, y, sample_weight)
+            return self
+        keep = sample_weight > 0
+        X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
+        if X.shape[0] == 0:
+            return self
+        columns, n_new = self._extend_columns(X)
+        self._ridge.add_features(n_new)
+        self._ridge.add_rows(columns, y - self.intercept_, sample_weight)
+        self.coef_ = self._ridge.solve()
+        self.n_samples_seen_ += X.shape[0]
+        return self
+
+    def predict(self, X):
+        """Predicted targets.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        Phi = self.transform(X)
+        return self.intercept_ + Phi @ self.coef_
+
+
+_LOSSES = {"log_loss": 0, "squared_hinge": 1}
+
+
+class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
+    """Linear classifier on Mondrian kernel features, trained by SGD.
+
+    Scores are ``Phi(x) W`` (one column for two classes, one per class otherwise);
+    the loss is the logistic loss (softmax cross-entropy for several classes) or the
+    squared hinge (one-vs-rest). With ``lifetime="auto"`` the partitions are sampled
+    once with ``max_lifetime`` and the cuts are replayed in time order: at a cut the
+    two new features inherit the weight of the split one (predictions unchanged),
+    then ``sweep_epochs`` epochs of SGD run; the weights with the best validation
+    accuracy are kept and trained ``max_iter`` more epochs on all rows.
+
+    Parameters
+    ----------
+    n_trees : int, default=100
+    lifetime : float or "auto", default="auto"
+    loss : {"log_loss", "squared_hinge"}, default="log_loss"
+    alpha : float, default=1e-6
+        L2 penalty, applied (sparsely) to the weights each row touches.
+    eta0 : float, default=0.5
+        Constant learning rate (every row's features have unit norm).
+    max_iter : int, default=10
+        Epochs on all rows after the lifetime is fixed.
+    sweep_epochs : int, default=1
+        Epochs after each cut of the sweep.
+    max_lifetime : float, default=None
+        Terminal lifetime of the sweep (``None``: ``10 / median L1 distance``).
+    max_features : int, default=20000
+        The sweep stops before the number of features exceeds this.
+    validation_fraction : float, default=0.1
+    n_jobs : int, default=None
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    classes_ : ndarray
+    coef_ : ndarray of shape (n_kernel_features_, n_outputs)
+    lifetime_, max_lifetime_, lifetime_path_, trees_, n_kernel_features_
+        As in :class:`MondrianKernelRegressor` (errors are misclassification
+        rates; no marginal likelihood).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mondrianlearn import MondrianKernelClassifier
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(-1, 1, size=(400, 2))
+    >>> y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    >>> clf = MondrianKernelClassifier(n_trees=30, random_state=0).fit(X, y)
+    >>> bool(clf.score(X, y) > 0.9)
+    True
+    """
+
+    _parameter_constraints = {
+        **_BaseMondrianKernelModel._parameter_constraints,
+        "loss": [StrOptions(set(_LOSSES))],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "eta0": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "sweep_epochs": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, n_trees=100, *, lifetime="auto", loss="log_loss", alpha=1e-6,
+                 eta0=0.5, max_iter=10, sweep_epochs=1, max_lifetime=None,
+                 max_features=20000, validation_fraction=0.1, n_jobs=None,
+                 random_state=None):
+        self.n_trees = n_trees
+        self.lifetime = lifetime
+        self.loss = loss
+        self.alpha = alpha
+        self.eta0 = eta0
+        self.max_iter = max_iter
+        self.sweep_epochs = sweep_epochs
+        self.max_lifetime = max_lifetime
+        self.max_features = max_features
+        self.validation_fraction = validation_fraction
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Sample the partitions, select the lifetime (if ``"auto"``) and train.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        self._fit(X, y, sample_weight)
+        return self
+
+    def _n_outputs(self):
+        return 1 if len(self.classes_) <= 2 else len(self.classes_)
+
+    def _labels(self, y):
+        labels = np.searchsorted(self.classes_, y)
+        labels = np.minimum(labels, len(self.classes_) - 1)
+        if not np.array_equal(self.classes_[labels], y):
+            unseen = np.setdiff1d(np.unique(y), self.classes_)
+            raise ValueError(f"y contains labels not in classes_: {unseen!r}.")
+        return labels.astype(np.int64)
+
+    def _fit(self, X, y, sample_weight):
+        labels = self._labels(y)
+        X, labels, sample_weight = _drop_zero_weights(X, labels, sample_weight)
+        rng, states = self._seeds()
+        self._rng = states[-1].copy()
+        self.lifetime_path_ = None
+        loss = _LOSSES[self.loss]
+        if self.lifetime == "auto" and X.shape[0] >= 2:
+            coef = self._sweep(X, labels, sample_weight, rng, states, loss)
+        else:
+            self.lifetime_ = (float(self.lifetime) if self.lifetime != "auto"
+                              else float(self.max_lifetime or 1.0))
+            self._set_trees(self._sample_trees(X, self.lifetime_, states))
+            coef = np.zeros((self.n_kernel_features_, self._n_outputs()))
+        columns = self._columns(X)
+        order = np.arange(X.shape[0], dtype=np.int64)
+        sgd_epochs(coef, columns, labels, sample_weight, order, self.max_iter,
+                   float(self.eta0), float(self.alpha), loss, 1.0 / np.sqrt(self.n_trees),
+                   self._rng)
+        self.coef_ = coef
+        self.n_samples_seen_ = X.shape[0]
+
+    def _sweep(self, X, labels, sample_weight, rng, states, loss):
+        self.max_lifetime_ = (float(self.max_lifetime) if self.max_lifetime is not None
+                              else default_max_lifetime(X, rng))
+        trees = self._sample_trees(X, self.max_lifetime_, states)
+        val = self._split_rows(X.shape[0], rng)
+        weight_fit = np.where(val, 0.0, sample_weight)
+        weight_val = np.where(val, sample_weight, 0.0)
+        forest = FlatForest(trees, X)
+        record, stamps, n_records, best, W_best = sgd_sweep(
+            forest, labels, self._n_outputs(), weight_fit, weight_val, self.sweep_epochs,
+            float(self.eta0), float(self.alpha), loss, self._rng, self.max_features)
+        self.lifetime_path_ = self._path(forest, record, n_records, stamps)
+        self.lifetime_ = self._lifetime_after(forest, best)
+        pruned = [pruned_copy(tree, self.lifetime_) for tree in trees]
+        self._set_trees([p[0] for p in pruned])
+        coef = np.zeros((self.n_kernel_features_, self._n_outputs()))
+        for t, (tree, old_to_new) in enumerate(pruned):
+            kept = np.flatnonzero(old_to_new >= 0)
+            new = old_to_new[kept]
+            leaf = tree.arrays.left[new] == LEAF
+            column = tree.node_stats["column"][new[leaf]] - 1
+            coef[column] = W_best[forest.offset[t] + kept[leaf]]
+        return coef
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Learn a mini-batch online: extend the partitions, one SGD epoch on it.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        classes : array-like, default=None
+            All the classes; required on the first call.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self
+        """
+        first = not hasattr(self, "trees_")
+        if first and classes is None:
+            raise ValueError("classes must be passed on the first call to partial_fit.")
+        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first)
+        check_classification_targets(y)
+        if first:
+            self.classes_ = np.unique(np.asarray(classes))
+            self._fit(X, y, sample_weight)
+            return self
+        labels = self._labels(y)
+        keep = sample_weight > 0
+        X, labels, sample_weight = X[keep], labels[keep], sample_weight[keep]
+        if X.shape[0] == 0:
+            return self
+        columns, n_new = self._extend_columns(X)
+        if n_new:
+            self.coef_ = np.vstack([self.coef_, np.zeros((n_new, self.coef_.shape[1]))])
+        order = np.arange(X.shape[0], dtype=np.int64)
+        sgd_epochs(self.coef_, columns, labels, sample_weight, order, 1, float(self.eta0),
+                   float(self.alpha), _LOSSES[self.loss], 1.0 / np.sqrt(self.n_trees),
+                   self._rng)
+        self.n_samples_seen_ += X.shape[0]
+        return self
+
+    def decision_function(self, X):
+        """Scores: shape (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
+        scores = self.transform(X) @ self.coef_
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Predicted classes."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            index = (scores > 0).astype(np.int64)
+            index = np.minimum(index, len(self.classes_) - 1)
+        else:
+            index = scores.argmax(axis=1)
+        return self.classes_[index]
+
+    def _has_proba(self):
+        return self.loss == "log_loss"
+
+    @available_if(_has_proba)
+    def predict_proba(self, X):
+        """Class probabilities (logistic loss only)."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p = 1.0 / (1.0 + np.exp(-scores))
+            proba = np.column_stack([1.0 - p, p])
+            return proba[:, : len(self.classes_)] if len(self.classes_) > 1 else np.ones((len(p), 1))
+        scores = scores - scores.max(axis=1, keepdims=True)
+        e = np.exp(scores)
+        return e / e.sum(axis=1, keepdims=True)
+
+    @available_if(_has_proba)
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))

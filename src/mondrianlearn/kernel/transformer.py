@@ -1,0 +1,193 @@
+"""The Mondrian kernel feature map as a scikit-learn transformer."""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..engine.random import spawn_states
+from ..utils.parallel import map_trees
+from ..utils.validation import check_X_predict
+from ._features import (assign_columns, extend_partition_rows, feature_matrix,
+                        new_partition, sample_partition)
+
+
+def _check_X_fit(estimator, X, reset):
+    X = validate_data(estimator, X, reset=reset, dtype=np.float64, ensure_min_samples=1)
+    return np.ascontiguousarray(X)
+
+
+class MondrianKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Random features of the Laplace kernel from Mondrian partitions.
+
+    ``fit`` samples ``n_trees`` independent Mondrian partitions of the data with the
+    given lifetime (Mondrian trees of the shared engine, without pausing). A row is
+    mapped to the indicator of the leaf (cell) that contains it in every tree, scaled
+    by ``1/sqrt(n_trees)``: exactly ``n_trees`` non-zeros per row. The inner product
+    of two rows' features is the fraction of trees in which they share a cell, an
+    unbiased estimate of the Laplace kernel ``exp(-lifetime * ||x - x'||_1)`` whose
+    error decays exponentially with ``n_trees`` (Balog et al., 2016).
+
+    Rows outside the boxes of the training data still fall in exactly one leaf per
+    tree: they follow the split thresholds, i.e. they are mapped as if the partition
+    had no further cut outside the data (unlike ``partial_fit``, which samples the
+    cuts that separate them). For rows far from the data the approximation of the
+    Laplace kernel is therefore optimistic.
+
+    Parameters
+    ----------
+    n_trees : int, default=100
+        Number ``M`` of Mondrian partitions (non-zero features per row).
+    lifetime : float, default=1.0
+        Lifetime ``lambda`` of the Mondrian process, the inverse width of the
+        Laplace kernel approximated.
+    n_jobs : int, default=None
+        Threads over trees.
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    trees_ : list of TreeState
+        The partitions; a leaf's column is ``trees_[t].node_stats["column"][leaf] - 1``.
+    n_features_out_ : int
+        Number of columns (leaves of all trees); grows with ``partial_fit``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when ``X`` had string column names.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from mondrianlearn import MondrianKernel
+    >>> X = np.random.RandomState(0).uniform(size=(50, 2))
+    >>> mk = MondrianKernel(n_trees=500, lifetime=2.0, random_state=0).fit(X)
+    >>> Z = mk.transform(X)
+    >>> Z.shape[0], int(Z.getnnz(axis=1).max())
+    (50, 500)
+    >>> exact = np.exp(-2.0 * np.abs(X[:, None] - X[None]).sum(-1))
+    >>> bool(np.abs(mk.kernel(X) - exact).max() < 0.15)
+    True
+    """
+
+    _parameter_constraints = {
+        "n_trees": [Interval(Integral, 1, None, closed="left")],
+        "lifetime": [Interval(Real, 0, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_trees=100, lifetime=1.0, *, n_jobs=None, random_state=None):
+        self.n_trees = n_trees
+        self.lifetime = lifetime
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Sample the partitions on the rows of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        X = _check_X_fit(self, X, reset=True)
+        self._sample(X, float(self.lifetime))
+        return self
+
+    def _sample(self, X, lifetime):
+        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+        states = spawn_states(seed, self.n_trees)
+        self.trees_ = [new_partition(X.shape[1], states[t]) for t in range(self.n_trees)]
+
+        def grow(tree):
+            sample_partition(tree, X, lifetime)
+            tree.trim()
+
+        map_trees(grow, self.trees_, self.n_jobs)
+        self.n_features_out_ = assign_columns(self.trees_, 0)
+        self.n_samples_seen_ = X.shape[0]
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y=None):
+        """Extend the partitions with new rows (conditional Mondrian, online).
+
+        New cells become new columns, appended after the existing ones; the columns
+        of existing cells never change, so earlier outputs of ``transform`` stay
+        valid (they are zero on the new columns). Training rows stay in their cells.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        first = not hasattr(self, "trees_")
+        X = _check_X_fit(self, X, reset=first)
+        if first:  # projectivity: batch sampling of the first batch is exact
+            self._sample(X, float(self.lifetime))
+        else:
+            self._extend(X)
+        return self
+
+    def _extend(self, X):
+        """Extend every tree with the rows; return the new columns of the rows."""
+        lifetime = float(self.lifetime)
+        leaves = map_trees(lambda tree: extend_partition_rows(tree, X, lifetime),
+                           self.trees_, self.n_jobs)
+        self.n_features_out_ = assign_columns(self.trees_, self.n_features_out_)
+        self.n_samples_seen_ += X.shape[0]
+        return leaves
+
+    def transform(self, X):
+        """Sparse Mondrian features of the rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        Z : scipy.sparse.csr_matrix of shape (n_samples, n_features_out_)
+            ``n_trees`` entries equal to ``1/sqrt(n_trees)`` per row.
+        """
+        check_is_fitted(self, "trees_")
+        X = check_X_predict(self, X)
+        return feature_matrix(self.trees_, X, self.n_features_out_, self.n_jobs)
+
+    def kernel(self, X, Y=None):
+        """Approximate Gram matrix ``k_M(x, y)``: fraction of trees sharing a cell.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples_X, n_features)
+        Y : array-like of shape (n_samples_Y, n_features), default=None
+            ``X`` when omitted.
+
+        Returns
+        -------
+        K : ndarray of shape (n_samples_X, n_samples_Y)
+        """
+        ZX = self.transform(X)
+        ZY = ZX if Y is None else self.transform(Y)
+        return (ZX @ ZY.T).toarray()
+
+    @property
+    def _n_features_out(self):
+        return self.n_features_out_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        tags.transformer_tags.preserves_dtype = []
+        return tags

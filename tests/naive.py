@@ -1,0 +1,245 @@
+"""Slow pure-Python reference of the Mondrian forest predictions (tests only).
+
+Everything here is recomputed from scratch in plain Python, independently of the
+compiled code: the tree is read once from its node arrays (structure, split
+features, thresholds, times and boxes), node statistics are recomputed by routing
+the training points down the tree, and the formulas of ALGORITHMS.md sections 2-3
+are applied literally, one test point and one node at a time.
+"""
+
+import math
+
+
+class NaiveTree:
+    """Plain-Python copy of the structure of a fitted tree.
+
+    Parameters
+    ----------
+    arrays : TreeArrays
+        The engine's node arrays (``est.trees_[t].arrays``).
+    """
+
+    def __init__(self, arrays):
+        n = int(arrays.meta[0])
+        self.root = int(arrays.meta[1])
+        self.left = [int(v) for v in arrays.left[:n]]
+        self.right = [int(v) for v in arrays.right[:n]]
+        self.parent = [int(v) for v in arrays.parent[:n]]
+        self.feature = [int(v) for v in arrays.feature[:n]]
+        self.threshold = [float(v) for v in arrays.threshold[:n]]
+        self.time = [float(v) for v in arrays.time[:n]]
+        self.lower = [[float(v) for v in row] for row in arrays.lower[:n]]
+        self.upper = [[float(v) for v in row] for row in arrays.upper[:n]]
+        self.n_nodes = n
+
+    def is_leaf(self, node):
+        return self.left[node] == -1
+
+    def parent_time(self, node):
+        p = self.parent[node]
+        return 0.0 if p < 0 else self.time[p]
+
+    def route(self, x):
+        """Nodes from the root to the leaf whose cell holds ``x``."""
+        node = self.root
+        path = [node]
+        while not self.is_leaf(node):
+            node = self.left[node] if x[self.feature[node]] <= self.threshold[node] \
+                else self.right[node]
+            path.append(node)
+        return path
+
+    def children_first(self):
+        """All nodes, every child before its parent."""
+        order = []
+        stack = [self.root]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            if not self.is_leaf(node):
+                stack.extend([self.left[node], self.right[node]])
+        return order[::-1]
+
+
+def eta(tree, node, x):
+    """Total distance of ``x`` outside the box of ``node``."""
+    total = 0.0
+    for d, v in enumerate(x):
+        total += max(tree.lower[node][d] - v, 0.0) + max(v - tree.upper[node][d], 0.0)
+    return total
+
+
+def branch_off_path(tree, x, max_depth=None):
+    """``[(node, eta_j, Delta_j, p_j)]`` along the path of ``x``, root first.
+
+    The path stops at depth ``max_depth`` (root at depth 0); that node then acts as
+    the leaf.
+    """
+    path = tree.route(x)
+    if max_depth is not None:
+        path = path[: max_depth + 1]
+    out = []
+    for node in path:
+        e = eta(tree, node, x)
+        delta = tree.time[node] - tree.parent_time(node)
+        if e == 0.0:
+            p = 0.0
+        elif math.isinf(delta):
+            p = 1.0
+        else:
+            p = 1.0 - math.exp(-delta * e)
+        out.append((node, e, delta, p))
+    return out
+
+
+# ------------------------------------------------------------------ classification
+def leaf_class_counts(tree, X, y_index, n_classes, weights=None):
+    """Class counts of every node, obtained by routing the training points."""
+    counts = {node: [0.0] * n_classes for node in range(tree.n_nodes)}
+    for i, x in enumerate(X):
+        w = 1.0 if weights is None else float(weights[i])
+        if w <= 0:
+            continue
+        for node in tree.route(x):
+            counts[node][int(y_index[i])] += w
+    return counts
+
+
+def ikn_counts(tree, counts):
+    """Leaves keep their counts; internal nodes sum ``min(child count, 1)``."""
+    out = {}
+    for node in tree.children_first():
+        if tree.is_leaf(node):
+            out[node] = list(counts[node])
+        else:
+            a, b = out[tree.left[node]], out[tree.right[node]]
+            out[node] = [min(ca, 1.0) + min(cb, 1.0) for ca, cb in zip(a, b)]
+    return out
+
+
+def smooth(c, discount, base):
+    """``(c_k - d t_k + d t G_base(k)) / c`` (``base`` itself for an empty node)."""
+    total = sum(c)
+    if total <= 0:
+        return list(base)
+    tables = sum(min(ck, 1.0) for ck in c)
+    return [(ck - discount * min(ck, 1.0) + discount * tables * gk) / total
+            for ck, gk in zip(c, base)]
+
+
+def posteriors(tree, ikn, gamma, n_classes):
+    """Posterior means ``G_j`` of all nodes, from the root down."""
+    uniform = [1.0 / n_classes] * n_classes
+    post = {}
+    for node in reversed(tree.children_first()):  # parents first
+        parent = tree.parent[node]
+        base = uniform if parent < 0 else post[parent]
+        discount = math.exp(-gamma * (tree.time[node] - tree.parent_time(node)))
+        post[node] = smooth(ikn[node], discount, base)
+    return post
+
+
+def expected_discount(e, delta, gamma):
+    """Mean of ``exp(-gamma t)`` for ``t ~ Exponential(e)`` truncated to [0, delta]."""
+    if math.isinf(delta):
+        return e / (e + gamma)
+    return (e / (e + gamma) * (1.0 - math.exp(-(e + gamma) * delta))
+            / (1.0 - math.exp(-e * delta)))
+
+
+def predict_proba_tree(tree, ikn, post, x, gamma, n_classes, max_depth=None):
+    """Class probabilities of one tree at ``x`` (ALGORITHMS.md section 2)."""
+    uniform = [1.0 / n_classes] * n_classes
+    out = [0.0] * n_classes
+    stay = 1.0
+    path = branch_off_path(tree, x, max_depth)
+    for node, e, delta, p in path:
+        if p > 0.0:
+            parent = tree.parent[node]
+            base = uniform if parent < 0 else post[parent]
+            branch = smooth(ikn[node], expected_discount(e, delta, gamma), base)
+            for k in range(n_classes):
+                out[k] += stay * p * branch[k]
+        stay *= 1.0 - p
+    last = path[-1][0]
+    for k in range(n_classes):
+        out[k] += stay * post[last][k]
+    return out
+
+
+def forest_predict_proba(trees, X_train, y_index, n_classes, X, gamma, max_depth=None,
+                         weights=None):
+    """Average over ``trees`` (``NaiveTree``) of the class probabilities."""
+    models = []
+    for tree in trees:
+        counts = leaf_class_counts(tree, X_train, y_index, n_classes, weights)
+        ikn = ikn_counts(tree, counts)
+        models.append((tree, ikn, posteriors(tree, ikn, gamma, n_classes)))
+    out = []
+    for x in X:
+        total = [0.0] * n_classes
+        for tree, ikn, post in models:
+            p = predict_proba_tree(tree, ikn, post, x, gamma, n_classes, max_depth)
+            total = [a + b / len(models) for a, b in zip(total, p)]
+        out.append(total)
+    return out
+
+
+# ---------------------------------------------------------------------- regression
+def node_moments(tree, X_train, y_train, weights=None):
+    """Weighted mean and variance of the targets of every node (by routing)."""
+    members = {node: [] for node in range(tree.n_nodes)}
+    for i, x in enumerate(X_train):
+        w = 1.0 if weights is None else float(weights[i])
+        if w <= 0:
+            continue
+        for node in tree.route(x):
+            members[node].append((w, float(y_train[i])))
+    out = {}
+    for node, rows in members.items():
+        total = sum(w for w, _ in rows)
+        if total <= 0:
+            out[node] = (0.0, 0.0)
+            continue
+        mean = sum(w * y for w, y in rows) / total
+        out[node] = (mean, sum(w * (y - mean) ** 2 for w, y in rows) / total)
+    return out
+
+
+def path_weights(tree, x, max_depth=None):
+    """``{node: w_j}``: ``p_j prod_{i above j}(1 - p_i)``, the last node the rest."""
+    path = branch_off_path(tree, x, max_depth)
+    weights = {}
+    stay = 1.0
+    used = 0.0
+    for m, (node, _, _, p) in enumerate(path):
+        if m == len(path) - 1:
+            weights[node] = 1.0 - used
+        else:
+            weights[node] = stay * p
+            used += stay * p
+            stay *= 1.0 - p
+    return weights
+
+
+def predict_tree_moments(tree, moments, x, max_depth=None):
+    """Mean and variance of one tree's predictive mixture at ``x``."""
+    weights = path_weights(tree, x, max_depth)
+    mean = sum(w * moments[node][0] for node, w in weights.items())
+    second = sum(w * (moments[node][0] ** 2 + moments[node][1])
+                 for node, w in weights.items())
+    return mean, second - mean * mean
+
+
+def forest_predict_regression(trees, X_train, y_train, X, max_depth=None, weights=None):
+    """Mean and standard deviation of the equal mixture of the trees."""
+    models = [(tree, node_moments(tree, X_train, y_train, weights)) for tree in trees]
+    means, stds = [], []
+    for x in X:
+        parts = [predict_tree_moments(tree, moments, x, max_depth)
+                 for tree, moments in models]
+        mean = sum(m for m, _ in parts) / len(parts)
+        second = sum(v + m * m for m, v in parts) / len(parts)
+        means.append(mean)
+        stds.append(math.sqrt(max(second - mean * mean, 0.0)))
+    return means, stds

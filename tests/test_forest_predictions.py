@@ -1,0 +1,210 @@
+"""Mondrian forest predictions against the pure-Python reference (tests/naive.py).
+
+Small random forests are fitted (in batch and online, with infinite and finite
+lifetimes, with truncated paths, with sample weights); the reference reads only the
+tree structure, recomputes node statistics by routing the training points and
+applies the formulas of ALGORITHMS.md sections 2-3 literally. Both must agree to
+1e-10 on test points inside, around and far outside the training data.
+"""
+
+import numpy as np
+import pytest
+
+import naive
+from mondrianlearn import (MondrianForestClassifier, MondrianForestRegressor,
+                           MondrianTreeClassifier, MondrianTreeRegressor)
+
+TOL = 1e-10
+
+
+def make_data(seed=0, n=40, n_features=3):
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, n_features))
+    y = (X[:, 0] > 0.5).astype(int) + (X[:, 1] > 0.6).astype(int)
+    flip = rng.rand(n) < 0.15
+    y[flip] = rng.randint(3, size=flip.sum())
+    X_test = np.vstack([
+        rng.uniform(-0.5, 1.5, size=(50, n_features)),  # around the data
+        X[:8],  # training points: inside every box of their path
+        rng.uniform(0.2, 0.8, size=(10, n_features)),  # inside the data hull
+        np.full((1, n_features), 50.0), np.full((1, n_features), -50.0),  # far away
+    ])
+    return X, y, X_test
+
+
+def naive_trees(est):
+    return [naive.NaiveTree(tree.arrays) for tree in est.trees_]
+
+
+def gamma_of(est):
+    return 10.0 * est.n_features_in_ if est.discount is None else est.discount
+
+
+def fit_online(est, X, y, n_batches=4, **kwargs):
+    for rows in np.array_split(np.arange(X.shape[0]), n_batches):
+        est.partial_fit(X[rows], y[rows], **kwargs)
+    return est
+
+
+# ------------------------------------------------------------------ classification
+CLASSIFIER_CASES = {
+    "batch": (dict(), "fit"),
+    "online": (dict(), "online"),
+    "finite-lifetime": (dict(lifetime=1.5), "fit"),
+    "finite-lifetime-online": (dict(lifetime=2.5), "online"),
+    "max-depth": (dict(max_depth=2), "fit"),
+    "max-depth-0": (dict(max_depth=0), "online"),
+    "discount": (dict(discount=2.0), "fit"),
+    "min-samples-split": (dict(min_samples_split=5, lifetime=4.0), "online"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CLASSIFIER_CASES))
+def test_predict_proba_matches_reference(case):
+    params, how = CLASSIFIER_CASES[case]
+    X, y, X_test = make_data(seed=len(case))
+    est = MondrianForestClassifier(n_estimators=3, random_state=7, **params)
+    if how == "fit":
+        est.fit(X, y)
+    else:
+        fit_online(est, X, y)
+    y_index = np.searchsorted(est.classes_, y)
+    expected = naive.forest_predict_proba(naive_trees(est), X, y_index,
+                                          len(est.classes_), X_test, gamma_of(est),
+                                          max_depth=est.max_depth)
+    proba = est.predict_proba(X_test)
+    np.testing.assert_allclose(proba, np.array(expected), rtol=0, atol=TOL)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+
+
+def test_predict_proba_with_sample_weight_and_absent_class():
+    X, y, X_test = make_data(seed=3)
+    weights = np.random.RandomState(1).choice([0.0, 0.5, 1.0, 3.0], size=len(y))
+    labels = np.array(["a", "b", "c", "z"])[y]  # "z" never occurs
+    est = MondrianForestClassifier(n_estimators=2, random_state=0)
+    est.partial_fit(X[:20], labels[:20], classes=["a", "b", "c", "z"],
+                    sample_weight=weights[:20])
+    est.partial_fit(X[20:], labels[20:], sample_weight=weights[20:])
+    assert est.classes_.tolist() == ["a", "b", "c", "z"]
+    y_index = np.searchsorted(est.classes_, labels)
+    expected = naive.forest_predict_proba(naive_trees(est), X, y_index, 4, X_test,
+                                          gamma_of(est), weights=weights)
+    np.testing.assert_allclose(est.predict_proba(X_test), expected, rtol=0, atol=TOL)
+
+
+def test_node_counts_and_posteriors_match_reference():
+    X, y, _ = make_data(seed=4)
+    est = fit_online(MondrianTreeClassifier(random_state=3, lifetime=3.0), X, y)
+    tree = naive.NaiveTree(est.trees_[0].arrays)
+    counts = naive.leaf_class_counts(tree, X, np.searchsorted(est.classes_, y), 3)
+    view = est.tree_
+    for node in range(view.node_count):
+        np.testing.assert_allclose(view.value[node], counts[node], rtol=0, atol=TOL)
+    ikn = naive.ikn_counts(tree, counts)
+    post = naive.posteriors(tree, ikn, gamma_of(est), 3)
+    for node in range(view.node_count):
+        np.testing.assert_allclose(view.posterior[node], post[node], rtol=0, atol=TOL)
+        assert abs(sum(post[node]) - 1.0) < 1e-12
+
+
+def test_apply_matches_reference_routing():
+    X, y, X_test = make_data(seed=5)
+    est = fit_online(MondrianForestClassifier(n_estimators=3, random_state=1), X, y)
+    leaves = est.apply(X_test)
+    assert leaves.shape == (X_test.shape[0], 3)
+    for t, tree in enumerate(naive_trees(est)):
+        assert [tree.route(x)[-1] for x in X_test] == leaves[:, t].tolist()
+
+
+def test_far_point_uses_root_with_full_discount():
+    """Far away, the point branches off above the root with discount close to 1."""
+    X, y, _ = make_data(seed=6)
+    est = MondrianTreeClassifier(random_state=0).fit(X, y)
+    far = est.predict_proba(np.full((1, 3), 1e6))[0]
+    counts = np.bincount(np.searchsorted(est.classes_, y), minlength=3).astype(float)
+    tree = naive.NaiveTree(est.trees_[0].arrays)
+    ikn = np.array(naive.ikn_counts(tree, naive.leaf_class_counts(
+        tree, X, np.searchsorted(est.classes_, y), 3))[tree.root])
+    assert ikn.sum() <= counts.sum()
+    # d -> 1: (c_k - t_k + t / K) / c
+    t = np.minimum(ikn, 1.0)
+    np.testing.assert_allclose(far, (ikn - t + t.sum() / 3) / ikn.sum(), atol=1e-4)
+
+
+# ---------------------------------------------------------------------- regression
+REGRESSOR_CASES = {
+    "batch": (dict(), "fit"),
+    "online": (dict(), "online"),
+    "finite-lifetime": (dict(lifetime=1.0), "fit"),
+    "finite-lifetime-online": (dict(lifetime=2.0), "online"),
+    "max-depth": (dict(max_depth=2), "online"),
+    "min-samples-split": (dict(min_samples_split=6), "fit"),
+}
+
+
+def regression_data(seed):
+    X, _, X_test = make_data(seed=seed)
+    rng = np.random.RandomState(seed)
+    y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.randn(X.shape[0]) + 2.0
+    return X, y, X_test
+
+
+@pytest.mark.parametrize("case", sorted(REGRESSOR_CASES))
+def test_regression_mean_and_std_match_reference(case):
+    params, how = REGRESSOR_CASES[case]
+    X, y, X_test = regression_data(seed=len(case))
+    est = MondrianForestRegressor(n_estimators=3, random_state=11, **params)
+    if how == "fit":
+        est.fit(X, y)
+    else:
+        fit_online(est, X, y)
+    means, stds = naive.forest_predict_regression(naive_trees(est), X, y, X_test,
+                                                  max_depth=est.max_depth)
+    mean, std = est.predict(X_test, return_std=True)
+    np.testing.assert_allclose(mean, means, rtol=0, atol=TOL)
+    np.testing.assert_allclose(std ** 2, np.square(stds), rtol=0, atol=TOL)
+    np.testing.assert_array_equal(est.predict(X_test), mean)
+
+
+def test_regression_with_sample_weight_matches_reference():
+    X, y, X_test = regression_data(seed=2)
+    weights = np.random.RandomState(2).choice([0.0, 0.25, 1.0, 2.0], size=len(y))
+    est = MondrianForestRegressor(n_estimators=2, random_state=5)
+    est.fit(X, y, sample_weight=weights)
+    means, stds = naive.forest_predict_regression(naive_trees(est), X, y, X_test,
+                                                  weights=weights)
+    mean, std = est.predict(X_test, return_std=True)
+    np.testing.assert_allclose(mean, means, rtol=0, atol=TOL)
+    np.testing.assert_allclose(std ** 2, np.square(stds), rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("max_depth", [None, 1, 3])
+def test_weighted_decision_path_matches_reference(max_depth):
+    X, y, X_test = regression_data(seed=3)
+    est = fit_online(MondrianForestRegressor(n_estimators=3, random_state=2,
+                                             lifetime=3.0, max_depth=max_depth), X, y)
+    weights, ptr = est.weighted_decision_path(X_test)
+    assert weights.shape == (X_test.shape[0], ptr[-1])
+    dense = weights.toarray()
+    for t, tree in enumerate(naive_trees(est)):
+        block = dense[:, ptr[t]:ptr[t + 1]]
+        np.testing.assert_allclose(block.sum(axis=1), 1.0, atol=1e-12)
+        for i, x in enumerate(X_test):
+            expected = np.zeros(tree.n_nodes)
+            for node, w in naive.path_weights(tree, x, max_depth).items():
+                expected[node] = w
+            np.testing.assert_allclose(block[i], expected, rtol=0, atol=TOL)
+
+
+def test_tree_regressor_node_values_match_reference():
+    X, y, X_test = regression_data(seed=4)
+    est = fit_online(MondrianTreeRegressor(random_state=0), X, y)
+    tree = naive.NaiveTree(est.trees_[0].arrays)
+    moments = naive.node_moments(tree, X, y)
+    value = est.tree_.value
+    for node in range(tree.n_nodes):
+        np.testing.assert_allclose(value[node], moments[node], rtol=0, atol=TOL)
+    path = est.weighted_decision_path(X_test)
+    assert path.shape == (X_test.shape[0], tree.n_nodes)
+    means, _ = naive.forest_predict_regression([tree], X, y, X_test)
+    np.testing.assert_allclose(est.predict(X_test), means, rtol=0, atol=TOL)
