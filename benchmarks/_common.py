@@ -80,6 +80,17 @@ def timed(function, *args, **kwargs):
     return result, time.perf_counter() - start
 
 
+def timed_cpu(function, *args, **kwargs):
+    """``(result, wall seconds, CPU seconds of this process, all threads)``.
+
+    CPU time is much less disturbed than wall time when other processes share the
+    machine; for multi-threaded code it is the total work, not the latency.
+    """
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = function(*args, **kwargs)
+    return result, time.perf_counter() - wall, time.process_time() - cpu
+
+
 def best_time(function, repeats):
     """Result of the last call and the smallest wall time over ``repeats`` calls.
 
@@ -91,6 +102,16 @@ def best_time(function, repeats):
         result, seconds = timed(function)
         best = min(best, seconds)
     return result, best
+
+
+def best_times(function, repeats):
+    """Result of the last call, best wall time and best CPU time over ``repeats``."""
+    wall = cpu = np.inf
+    result = None
+    for _ in range(max(1, repeats)):
+        result, w, c = timed_cpu(function)
+        wall, cpu = min(wall, w), min(cpu, c)
+    return result, wall, cpu
 
 
 def traced_peak(function):
@@ -154,7 +175,7 @@ def environment():
 
     return (f"Python {platform.python_version()}, numpy {np.__version__}, scikit-learn "
             f"{sklearn.__version__}, numba {numba.__version__}, {os.cpu_count()} CPUs, "
-            f"{platform.machine()}")
+            f"{platform.machine()}, load average {os.getloadavg()[0]:.1f}")
 
 
 class Report:

@@ -155,12 +155,14 @@ def test_same_seed_same_calls_same_model(cls, iris, regression):
     assert first.trees_[0].arrays.time[0] != other.trees_[0].arrays.time[0]
 
 
+@pytest.mark.parametrize("bootstrap", [False, True])
 @pytest.mark.parametrize("cls", FORESTS)
-def test_n_jobs_does_not_change_results(cls, iris, regression):
+def test_n_jobs_does_not_change_results(cls, bootstrap, iris, regression):
     X, y = data_for(cls, iris, regression)
     results = []
     for n_jobs in (1, 2):
-        est = make(cls, n_estimators=6, n_jobs=n_jobs).fit(X[:80], y[:80])
+        est = make(cls, n_estimators=6, n_jobs=n_jobs, bootstrap=bootstrap)
+        est.fit(X[:80], y[:80])
         est.partial_fit(X[80:], y[80:])
         out = [predictions(est, X), est.apply(X)]
         if cls is MondrianForestRegressor:

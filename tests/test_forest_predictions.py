@@ -208,3 +208,35 @@ def test_tree_regressor_node_values_match_reference():
     assert path.shape == (X_test.shape[0], tree.n_nodes)
     means, _ = naive.forest_predict_regression([tree], X, y, X_test)
     np.testing.assert_allclose(est.predict(X_test), means, rtol=0, atol=TOL)
+
+
+# ------------------------------------------------- storage growth while learning
+def test_regrowing_a_large_paused_leaf_after_trimming():
+    """A fitted (trimmed) tree whose big paused leaf must be re-sampled online."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(80, 2))
+    y = np.zeros(80, dtype=int)
+    clf = MondrianForestClassifier(n_estimators=2, random_state=0)
+    clf.partial_fit(X[:60], y[:60], classes=[0, 1])  # one pure, paused leaf
+    assert all(tree.n_nodes == 1 for tree in clf.trees_)
+    clf.fit(X[:60], y[:60])  # trimmed storage
+    y[60:] = (X[60:, 0] > 0.5).astype(int)
+    clf.partial_fit(X[60:61], y[60:61])
+    for i in range(61, 80, 3):
+        clf.partial_fit(X[i:i + 3], y[i:i + 3])
+    assert all(tree.n_nodes > 1 for tree in clf.trees_)
+    X_test = rng.uniform(-0.5, 1.5, size=(40, 2))
+    expected = naive.forest_predict_proba(naive_trees(clf), X, y, 2, X_test, gamma_of(clf))
+    np.testing.assert_allclose(clf.predict_proba(X_test), expected, rtol=0, atol=TOL)
+
+    reg = MondrianForestRegressor(n_estimators=2, min_samples_split=50, random_state=0)
+    target = X.sum(axis=1)
+    reg.fit(X[:49], target[:49])
+    assert all(tree.n_nodes == 1 for tree in reg.trees_)
+    for i in range(49, 80):
+        reg.partial_fit(X[i:i + 1], target[i:i + 1])
+    assert all(tree.n_nodes > 1 for tree in reg.trees_)
+    means, stds = naive.forest_predict_regression(naive_trees(reg), X, target, X_test)
+    mean, std = reg.predict(X_test, return_std=True)
+    np.testing.assert_allclose(mean, means, rtol=0, atol=TOL)
+    np.testing.assert_allclose(std ** 2, np.square(stds), rtol=0, atol=TOL)

@@ -228,3 +228,47 @@ def format_table(rows, columns, floatfmt="{:.4f}"):
     for row in rows:
         lines.append("| " + " | ".join(cell(row.get(c, "")) for c in columns) + " |")
     return "\n".join(lines)
+
+
+class RiverModel:
+    """A river model seen through the scikit-learn methods the evaluation uses.
+
+    ``partial_fit`` loops ``learn_one`` over the rows (river learns one sample at a
+    time); ``predict_proba``/``predict`` loop ``predict_proba_one``/``predict_one``.
+
+    Parameters
+    ----------
+    model : river estimator
+    """
+
+    def __init__(self, model):
+        self.model = model
+        self.classes_ = np.array([])
+
+    def _rows(self, X):
+        return ({j: float(v) for j, v in enumerate(row)} for row in X)
+
+    def partial_fit(self, X, y, classes=None):
+        if classes is not None:
+            self.classes_ = np.unique(np.concatenate([self.classes_, classes])) \
+                if self.classes_.size else np.unique(classes)
+        for x, target in zip(self._rows(X), y):
+            self.model.learn_one(x, target.item() if hasattr(target, "item") else target)
+        return self
+
+    def predict_proba(self, X):
+        out = np.zeros((X.shape[0], len(self.classes_)))
+        for i, x in enumerate(self._rows(X)):
+            for label, p in self.model.predict_proba_one(x).items():
+                k = np.searchsorted(self.classes_, label)
+                if k < len(self.classes_) and self.classes_[k] == label:
+                    out[i, k] = p
+        total = out.sum(axis=1, keepdims=True)
+        out[total[:, 0] == 0] = 1.0 / max(len(self.classes_), 1)
+        total[total == 0] = 1.0
+        return out / total
+
+    def predict(self, X):
+        if self.classes_.size:
+            return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        return np.array([self.model.predict_one(x) or 0.0 for x in self._rows(X)], dtype=float)

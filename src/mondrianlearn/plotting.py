@@ -1,19 +1,337 @@
-"""Plots (matplotlib, an optional dependency: ``pip install mondrian-learn[plot]``)."""
+"""Plots for notebooks and the command line (matplotlib, an optional dependency).
+
+Install with ``pip install "mondrian-learn[plot]"``. Every function returns the
+matplotlib figure (or draws into the axes it is given) and never calls ``show``.
+"""
+
+import numpy as np
+
+MONDRIAN_COLORS = ("#d40920", "#1356a2", "#f7d842")
+"""Red, blue and yellow of Piet Mondrian's compositions."""
 
 
 def _pyplot():
     try:
         import matplotlib
-
-        if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
-            import os
-
-            if not os.environ.get("DISPLAY"):
-                matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("Plotting needs matplotlib: pip install 'mondrian-learn[plot]'") from exc
+    import os
+
+    if not os.environ.get("DISPLAY") and "inline" not in matplotlib.get_backend():
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     return plt
+
+
+def _tree_state(model, tree_index):
+    trees = getattr(model, "trees_", None)
+    if trees is None:
+        raise ValueError("The model is not fitted (it has no trees_).")
+    return trees[tree_index]
+
+
+def plot_mondrian_tree(model, X=None, y=None, *, tree_index=0, ax=None, show_times=True,
+                       show_boxes=True, seed=0):
+    """Draw the partition of a 2-D Mondrian tree as a Mondrian painting.
+
+    The cells of the leaves (the tiling of the training range made by the cuts) are
+    painted white or in Mondrian's red, blue and yellow; cuts are black lines across
+    their node's cell, thicker when earlier (the time of a cut is written next to
+    it); the bounding boxes of the training points in each leaf (the Mondrian
+    process restricted to the data) are drawn as thin grey rectangles.
+
+    Parameters
+    ----------
+    model : fitted estimator with ``trees_`` and two features
+        A Mondrian tree or forest of this library (any model built on the engine).
+    X, y : arrays, optional
+        Points to scatter on top (coloured by label when ``y`` is given).
+    tree_index : int, default=0
+        Which tree of a forest to draw.
+    ax : matplotlib Axes, optional
+    show_times : bool, default=True
+        Annotate each cut with its split time ``tau``.
+    show_boxes : bool, default=True
+        Draw the leaves' data boxes.
+    seed : int, default=0
+        Seeds the choice of colours.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    plt = _pyplot()
+    from matplotlib.patches import Rectangle
+
+    tree = _tree_state(model, tree_index)
+    a = tree.arrays
+    if a.lower.shape[1] != 2:
+        raise ValueError("plot_mondrian_tree draws 2-D trees; this one has "
+                         f"{a.lower.shape[1]} features.")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 6))
+    n = tree.n_nodes
+    rng = np.random.RandomState(seed)
+    root = int(a.meta[1])
+    times = a.time[:n][a.left[:n] != -1]
+    finite = times[np.isfinite(times)]
+    t_max = float(finite.max()) if finite.size else 1.0
+    cells = {root: (a.lower[root].copy(), a.upper[root].copy())}
+    stack = [root]
+    while stack:
+        j = stack.pop()
+        lo, hi = cells[j]
+        if a.left[j] == -1:
+            color = MONDRIAN_COLORS[rng.randint(3)] if rng.rand() < 0.3 else "white"
+            ax.add_patch(Rectangle(lo, *(hi - lo), facecolor=color, edgecolor="none", zorder=0))
+            if show_boxes:
+                box = a.upper[j] - a.lower[j]
+                ax.add_patch(Rectangle(a.lower[j], *box, facecolor="none", edgecolor="0.45",
+                                       linewidth=0.6, zorder=1))
+            continue
+        f, t = int(a.feature[j]), float(a.threshold[j])
+        lw = 1.0 + 2.5 * (1.0 - min(a.time[j] / t_max, 1.0))
+        if f == 0:
+            ax.plot([t, t], [lo[1], hi[1]], color="black", linewidth=lw, zorder=2,
+                    solid_capstyle="butt")
+            where = (t, 0.5 * (lo[1] + hi[1]))
+        else:
+            ax.plot([lo[0], hi[0]], [t, t], color="black", linewidth=lw, zorder=2,
+                    solid_capstyle="butt")
+            where = (0.5 * (lo[0] + hi[0]), t)
+        if show_times:
+            ax.annotate(f"{a.time[j]:.2g}", where, fontsize=6, color="0.2", zorder=4,
+                        xytext=(2, 2), textcoords="offset points")
+        left_hi, right_lo = hi.copy(), lo.copy()
+        left_hi[f] = t
+        right_lo[f] = t
+        cells[int(a.left[j])] = (lo, left_hi)
+        cells[int(a.right[j])] = (right_lo, hi)
+        stack.extend([int(a.left[j]), int(a.right[j])])
+    lo, hi = a.lower[root], a.upper[root]
+    ax.add_patch(Rectangle(lo, *(hi - lo), facecolor="none", edgecolor="black", linewidth=3.0,
+                           zorder=2))
+    if X is not None:
+        X = np.asarray(X)
+        c = None if y is None else np.unique(np.asarray(y), return_inverse=True)[1]
+        ax.scatter(X[:, 0], X[:, 1], c=c, s=10, cmap="coolwarm", edgecolors="black",
+                   linewidths=0.3, zorder=3)
+    pad = 0.03 * max(float(np.max(hi - lo)), 1e-12)
+    ax.set_xlim(lo[0] - pad, hi[0] + pad)
+    ax.set_ylim(lo[1] - pad, hi[1] + pad)
+    ax.set_aspect("equal", adjustable="box")
+    ax.set_title(f"Mondrian tree: {int(np.sum(a.left[:n] == -1))} leaves")
+    return ax
+
+
+def toy_datasets(n_samples=300, noise=0.2, random_state=0):
+    """The three 2-D problems of the AMF paper's figure 1: moons, circles, linear.
+
+    Returns
+    -------
+    datasets : dict of str to (X, y)
+    """
+    from sklearn.datasets import make_circles, make_classification, make_moons
+    from sklearn.preprocessing import MinMaxScaler
+
+    X_lin, y_lin = make_classification(n_samples=n_samples, n_features=2, n_redundant=0,
+                                       n_informative=2, n_clusters_per_class=1,
+                                       random_state=random_state)
+    rng = np.random.RandomState(random_state)
+    X_lin += 2 * rng.uniform(size=X_lin.shape)
+    raw = {
+        "moons": make_moons(n_samples=n_samples, noise=noise, random_state=random_state),
+        "circles": make_circles(n_samples=n_samples, noise=noise, factor=0.5,
+                                random_state=random_state),
+        "linear": (X_lin, y_lin),
+    }
+    return {k: (MinMaxScaler().fit_transform(X), y) for k, (X, y) in raw.items()}
+
+
+def default_toy_models(random_state=0):
+    """The models compared in the AMF paper's figure 1 (those available)."""
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+
+    from .forest import MondrianForestClassifier
+
+    models = {}
+    try:
+        from .amf import AMFClassifier
+
+        models["AMF"] = AMFClassifier(n_estimators=10, random_state=random_state)
+        models["AMF (no aggregation)"] = AMFClassifier(n_estimators=10, use_aggregation=False,
+                                                       random_state=random_state)
+    except ImportError:  # pragma: no cover - before AMF exists
+        pass
+    models["Mondrian forest"] = MondrianForestClassifier(n_estimators=10, random_state=random_state)
+    models["RandomForest"] = RandomForestClassifier(n_estimators=10, random_state=random_state)
+    models["ExtraTrees"] = ExtraTreesClassifier(n_estimators=10, random_state=random_state)
+    return models
+
+
+def plot_decision_functions(models=None, datasets=None, *, test_size=0.3, resolution=100,
+                            random_state=0):
+    """Decision functions of several classifiers side by side on 2-D toy data.
+
+    Reproduces the AMF paper's figure 1: one row per dataset, one column per model,
+    each panel showing ``P(y = 1 | x)`` over the square with the training points and
+    the test ROC AUC in its corner.
+
+    Parameters
+    ----------
+    models : dict of str to classifier, default=None
+        Unfitted classifiers (cloned and fitted on each dataset); default
+        :func:`default_toy_models`.
+    datasets : dict of str to (X, y), default=None
+        Two-feature binary problems scaled to [0, 1]; default :func:`toy_datasets`.
+    test_size : float, default=0.3
+    resolution : int, default=100
+        Grid points per axis.
+    random_state : int, default=0
+
+    Returns
+    -------
+    fig : matplotlib Figure
+        ``fig.aucs`` holds the test AUC of each (dataset, model).
+    """
+    plt = _pyplot()
+    from sklearn.base import clone
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import train_test_split
+
+    models = default_toy_models(random_state) if models is None else models
+    datasets = toy_datasets(random_state=random_state) if datasets is None else datasets
+    fig, axes = plt.subplots(len(datasets), len(models),
+                             figsize=(2.6 * len(models), 2.6 * len(datasets)), squeeze=False)
+    grid = np.linspace(-0.05, 1.05, resolution)
+    xx, yy = np.meshgrid(grid, grid)
+    points = np.column_stack([xx.ravel(), yy.ravel()])
+    aucs = {}
+    for r, (data_name, (X, y)) in enumerate(datasets.items()):
+        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=test_size,
+                                                  random_state=random_state, stratify=y)
+        for c, (model_name, model) in enumerate(models.items()):
+            ax = axes[r, c]
+            est = clone(model).fit(X_tr, y_tr)
+            auc = roc_auc_score(y_te, est.predict_proba(X_te)[:, 1])
+            aucs[(data_name, model_name)] = auc
+            zz = est.predict_proba(points)[:, 1].reshape(xx.shape)
+            ax.contourf(xx, yy, zz, levels=np.linspace(0, 1, 11), cmap="RdBu_r", alpha=0.8)
+            ax.scatter(X_tr[:, 0], X_tr[:, 1], c=y_tr, cmap="RdBu_r", s=6,
+                       edgecolors="black", linewidths=0.2)
+            ax.text(0.97, 0.03, f"AUC {auc:.3f}", transform=ax.transAxes, ha="right",
+                    va="bottom", fontsize=8, bbox={"facecolor": "white", "alpha": 0.8})
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if r == 0:
+                ax.set_title(model_name, fontsize=9)
+            if c == 0:
+                ax.set_ylabel(data_name)
+    fig.tight_layout()
+    fig.aucs = aucs
+    return fig
+
+
+def _node_depths(tree):
+    a = tree.arrays
+    n = tree.n_nodes
+    depth = np.full(n, -1)
+    root = int(a.meta[1])
+    depth[root] = 0
+    stack = [root]
+    while stack:
+        j = stack.pop()
+        if a.left[j] != -1:
+            for child in (a.left[j], a.right[j]):
+                depth[child] = depth[j] + 1
+                stack.append(int(child))
+    return depth
+
+
+def plot_path_weights(regressor, X_grid, *, max_depth=None, tree_index=0):
+    """Weight of the nodes at each depth along the prediction path (1-D inputs).
+
+    Seed 003's figure: the root's weight is zero inside the training range and grows
+    away from it; deeper nodes share the rest; the leaf takes what remains.
+
+    Parameters
+    ----------
+    regressor : fitted MondrianTreeRegressor or MondrianForestRegressor
+    X_grid : array of shape (n_points, 1)
+    max_depth : int, default=None
+        Deepest level drawn (default: the regressor's ``max_depth`` or the tree's).
+    tree_index : int, default=0
+
+    Returns
+    -------
+    fig : matplotlib Figure with one panel per depth
+    """
+    plt = _pyplot()
+    X_grid = np.asarray(X_grid, dtype=float).reshape(-1, 1)
+    weights, ptr = _forest_path(regressor, X_grid)
+    weights = weights[:, ptr[tree_index]:ptr[tree_index + 1]].toarray()
+    depth = _node_depths(_tree_state(regressor, tree_index))
+    deepest = int(depth.max())
+    if max_depth is not None:
+        deepest = min(deepest, int(max_depth))
+    elif getattr(regressor, "max_depth", None) is not None:
+        deepest = min(deepest, int(regressor.max_depth))
+    fig, axes = plt.subplots(deepest + 1, 1, figsize=(7, 1.6 * (deepest + 1)), sharex=True,
+                             squeeze=False)
+    x = X_grid[:, 0]
+    for d in range(deepest + 1):
+        ax = axes[d, 0]
+        w = weights[:, depth == d].max(axis=1) if np.any(depth == d) else np.zeros_like(x)
+        ax.fill_between(x, 0.0, w, color=MONDRIAN_COLORS[1], alpha=0.8)
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel(f"depth {d}")
+    axes[-1, 0].set_xlabel("x")
+    axes[0, 0].set_title("weight of the path's node at each depth")
+    fig.tight_layout()
+    return fig
+
+
+def _forest_path(regressor, X):
+    out = regressor.weighted_decision_path(X)
+    if isinstance(out, tuple):
+        return out
+    return out, np.array([0, out.shape[1]])
+
+
+def plot_predictive_band(regressor, X_train, y_train, X_grid, *, ax=None, y_true=None):
+    """Predictive mean with a band of two standard deviations (1-D regression).
+
+    Parameters
+    ----------
+    regressor : fitted regressor with ``predict(X, return_std=True)``
+    X_train, y_train : arrays
+        Training points, drawn as dots.
+    X_grid : array of shape (n_points, 1)
+    ax : matplotlib Axes, optional
+    y_true : array, optional
+        The true function on ``X_grid``, drawn dashed.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    plt = _pyplot()
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.5))
+    X_grid = np.asarray(X_grid, dtype=float).reshape(-1, 1)
+    mean, std = regressor.predict(X_grid, return_std=True)
+    x = X_grid[:, 0]
+    ax.fill_between(x, mean - 2 * std, mean + 2 * std, color=MONDRIAN_COLORS[2], alpha=0.5,
+                    label="mean ± 2 std")
+    ax.plot(x, mean, color=MONDRIAN_COLORS[1], label="predictive mean")
+    if y_true is not None:
+        ax.plot(x, y_true, color="0.3", linestyle="--", label="truth")
+    ax.plot(np.asarray(X_train).ravel(), y_train, "o", color=MONDRIAN_COLORS[0], ms=4,
+            label="training points")
+    ax.legend(fontsize=8, loc="upper left")
+    ax.set_xlabel("x")
+    return ax
 
 
 def plot_progressive(traces, metric_name="metric"):
@@ -27,7 +345,7 @@ def plot_progressive(traces, metric_name="metric"):
 
     Returns
     -------
-    fig : matplotlib.figure.Figure
+    fig : matplotlib Figure
         Two panels: metric against samples seen, and against cumulative seconds.
     """
     plt = _pyplot()
@@ -41,6 +359,6 @@ def plot_progressive(traces, metric_name="metric"):
     for ax in (left, right):
         ax.set_ylabel(metric_name)
         ax.grid(alpha=0.3)
-    left.legend(loc="lower right", fontsize=8)
+    left.legend(loc="best", fontsize=8)
     fig.tight_layout()
     return fig

@@ -176,3 +176,11 @@ class AMFRegressor(RegressorMixin, BaseAMF):
                               s["log_weight_tree"], aggregate, scale, part)
 
         return self._sum_over_trees(X, (), run)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # One pass over 200 noisy rows in 10 dimensions: the aggregated prediction is
+        # deliberately cautious (it mixes in the coarse cells), below check_estimator's
+        # R^2 > 0.5 bar on its training set.
+        tags.regressor_tags.poor_score = True
+        return tags

@@ -10,6 +10,7 @@
 from ._benchmarks import (BENCHMARK_DATASETS, DatasetNotFoundError, benchmark_data_home,
                           load_benchmark)
 from ._bundled import load_electricity
+from ._files import DataFileError, load_file
 
 __all__ = ["BENCHMARK_DATASETS", "DatasetNotFoundError", "benchmark_data_home",
-           "load_benchmark", "load_electricity"]
+           "load_benchmark", "load_electricity", "DataFileError", "load_file"]

@@ -188,6 +188,15 @@ class TreeState:
             for name, array in self.node_stats.items():
                 self.node_stats[name] = array[:n].copy()
 
+    def __getstate__(self):
+        # Spare capacity is not saved: a loaded tree grows again when it learns.
+        state = self.__dict__.copy()
+        n = max(self.n_nodes, 2)
+        if self.capacity > n:
+            state["arrays"] = resize_tree(self.arrays, n)
+            state["node_stats"] = {k: v[:n].copy() for k, v in self.node_stats.items()}
+        return state
+
     @property
     def nbytes(self):
         """Bytes held by this tree (nodes, model statistics, sample links)."""

@@ -13,7 +13,8 @@ from ..engine._jit import kernel
 from ..engine.growth import sample_blocks
 from ..engine.random import poisson
 from ..engine.tree import META_N_NODES, META_ROOT
-from ..forest._additive import accumulate_new_nodes, add_point, room_for_one_point
+from ..forest._additive import (accumulate_new_nodes, add_point, regrow_and_count,
+                                room_for_one_point)
 from ..forest._smoothing import path_buffers, predict_proba_point
 
 
@@ -62,9 +63,14 @@ def boost_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult, samp
                 _plant(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
                        lifetime, pause_pure, min_samples_split, rng)
             else:
-                add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult,
-                          s, np.float64(k), lifetime, True, pause_pure,
-                          min_samples_split, rng, excess)
+                leaf, must_regrow = add_point(
+                    tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
+                    np.float64(k), lifetime, True, pause_pure, min_samples_split, rng,
+                    excess)
+                if must_regrow:  # room_for_one_point guaranteed the space
+                    regrow_and_count(tree, X, keys, point_stats, stats, sample_next,
+                                     sample_mult, leaf, lifetime, pause_pure,
+                                     min_samples_split, rng)
         correct = False
         if tree.meta[META_N_NODES] > 0:
             proba[:] = 0.0

@@ -91,7 +91,7 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
             tree.ensure_sample_capacity(store.n)
             position = 0
             while position < ids.shape[0]:
-                _reserve_nodes(tree, ids.shape[0] - position)
+                _reserve_nodes(tree, ids.shape[0] - position, conservative=True)
                 position = boost_tree(
                     tree.arrays, store.X, store.keys, store.stats, tree.node_stats["stats"],
                     tree.sample_next, tree.sample_mult, ids, position, lam, n_before,

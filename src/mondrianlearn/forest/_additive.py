@@ -80,18 +80,40 @@ def sample_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult, ind
 
 @kernel
 def room_for_one_point(tree):
-    """Whether the node arrays can take one more point (with a leaf re-sampled)."""
+    """Whether the node arrays surely take one more point, a leaf re-sampled included.
+
+    Conservative (it assumes the largest paused leaf may be re-sampled); loops that
+    can hand a pending re-sampling back to Python use ``room_to_regrow`` instead.
+    """
     needed = tree.meta[META_N_NODES] + 2 * tree.meta[META_MAX_LEAF_POINTS] + 6
     return needed <= tree.parent.shape[0]
+
+
+@kernel
+def room_to_regrow(tree, leaf):
+    """Whether re-sampling ``leaf`` (at most two new nodes per point) fits."""
+    return tree.meta[META_N_NODES] + 2 * tree.n_points[leaf] + 2 <= tree.parent.shape[0]
+
+
+@kernel
+def regrow_and_count(tree, X, keys, point_stats, stats, sample_next, sample_mult, leaf,
+                     lifetime, pause_pure, min_samples_split, rng):
+    """Un-pause and re-sample ``leaf``, then compute the statistics of the new nodes."""
+    first = tree.meta[META_N_NODES]
+    regrow_leaf(tree, X, keys, sample_next, leaf, lifetime, pause_pure,
+                min_samples_split, rng)
+    accumulate_new_nodes(tree, stats, point_stats, sample_next, sample_mult, first)
 
 
 @kernel
 def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
               multiplicity, lifetime, use_pausing, pause_pure, min_samples_split, rng,
               excess):
-    """Extend the tree with sample ``s`` counted ``multiplicity`` times; return its leaf.
+    """Extend the tree with sample ``s`` counted ``multiplicity`` times.
 
-    The caller has checked ``room_for_one_point``.
+    Needs room for two more nodes. Returns the leaf of the point and whether that
+    leaf, paused, must now be re-sampled (``regrow_and_count``, left to the caller
+    so that it can first make room).
     """
     leaf, new_parent, sibling = extend_to_leaf(
         tree, X[s], keys[s], s, sample_next, lifetime, use_pausing, True, rng, excess)
@@ -102,29 +124,30 @@ def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
     while node >= 0:
         stats[node, :] += multiplicity * point_stats[s, :]
         node = tree.parent[node]
-    if use_pausing and leaf_must_unpause(tree, leaf, pause_pure, min_samples_split):
-        first = tree.meta[META_N_NODES]
-        regrow_leaf(tree, X, keys, sample_next, leaf, lifetime, pause_pure,
-                    min_samples_split, rng)
-        accumulate_new_nodes(tree, stats, point_stats, sample_next, sample_mult, first)
-    return leaf
+    must_regrow = use_pausing and leaf_must_unpause(tree, leaf, pause_pure,
+                                                    min_samples_split)
+    return leaf, must_regrow
 
 
 @kernel
 def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
                 sample_ids, start, bootstrap, lifetime, use_pausing, pause_pure,
-                min_samples_split, rng):
+                min_samples_split, rng, pending):
     """Extend a tree online with the points ``sample_ids[start:]``, in order.
 
     With ``bootstrap``, each point gets a Poisson(1) multiplicity drawn from the
     tree's stream (Oza and Russell's online bagging); points drawn zero times are
-    skipped. Returns the position of the first point not processed: less than
-    ``len(sample_ids)`` when the node capacity may not suffice for the next point
-    (grow the tree and call again from there).
+    skipped.
+
+    Returns the position of the first point not processed. It is less than
+    ``len(sample_ids)`` when the node arrays are full, or when a paused leaf must be
+    re-sampled and does not fit: its id is then in ``pending[0]`` (otherwise -1),
+    and the caller grows the tree, calls ``regrow_and_count`` and goes on.
     """
     excess = np.empty(X.shape[1])
+    pending[0] = -1
     for i in range(start, sample_ids.shape[0]):
-        if not room_for_one_point(tree):
+        if tree.meta[META_N_NODES] + 2 > tree.parent.shape[0]:
             return i
         s = sample_ids[i]
         multiplicity = 1.0
@@ -134,7 +157,13 @@ def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
             if k == 0:
                 continue
             multiplicity = np.float64(k)
-        add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
-                  multiplicity, lifetime, use_pausing, pause_pure, min_samples_split,
-                  rng, excess)
+        leaf, must_regrow = add_point(tree, X, keys, point_stats, stats, sample_next,
+                                      sample_mult, s, multiplicity, lifetime, use_pausing,
+                                      pause_pure, min_samples_split, rng, excess)
+        if must_regrow:
+            if not room_to_regrow(tree, leaf):
+                pending[0] = leaf
+                return i + 1
+            regrow_and_count(tree, X, keys, point_stats, stats, sample_next, sample_mult,
+                             leaf, lifetime, pause_pure, min_samples_split, rng)
     return sample_ids.shape[0]

@@ -19,7 +19,7 @@ from ..engine.random import spawn_states
 from ..engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, SampleStore, TreeState
 from ..utils.parallel import map_trees
 from ..utils.validation import check_X_predict
-from ._additive import draw_multiplicities, extend_tree, sample_tree
+from ._additive import draw_multiplicities, extend_tree, regrow_and_count, sample_tree
 
 _BIG_DEPTH = 2**62
 
@@ -172,11 +172,16 @@ def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap):
         tree.ensure_node_capacity(tree.capacity * 3 // 2 + 2)
 
 
-def _reserve_nodes(tree, n_points):
-    """Grow a tree's storage ahead of ``n_points`` online insertions."""
+def _reserve_nodes(tree, n_points, conservative=False):
+    """Grow a tree's storage ahead of ``n_points`` online insertions.
+
+    ``conservative`` also reserves room to re-sample the largest paused leaf (for
+    loops that cannot hand a pending re-sampling back to Python).
+    """
     meta = tree.arrays.meta
-    needed = int(meta[META_N_NODES] + 2 * meta[META_MAX_LEAF_POINTS] + 6
-                 + min(2 * n_points, meta[META_N_NODES] // 2 + 64))
+    needed = int(meta[META_N_NODES] + 4 + min(2 * n_points, meta[META_N_NODES] // 2 + 64))
+    if conservative:
+        needed += int(2 * meta[META_MAX_LEAF_POINTS] + 2)
     if needed > tree.capacity:
         tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2))
 
@@ -184,9 +189,16 @@ def _reserve_nodes(tree, n_points):
 def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap):
     """Extend a tree point by point with ``ids``, growing storage as needed."""
     position = 0
+    pending = np.full(1, -1, dtype=np.int64)
     while position < ids.shape[0]:
         _reserve_nodes(tree, ids.shape[0] - position)
         position = extend_tree(tree.arrays, store.X, store.keys, store.stats,
                                tree.node_stats["stats"], tree.sample_next,
                                tree.sample_mult, ids, position, bootstrap, lifetime, True,
-                               pause_pure, mss, tree.rng_state)
+                               pause_pure, mss, tree.rng_state, pending)
+        leaf = int(pending[0])
+        if leaf >= 0:
+            tree.ensure_node_capacity(tree.n_nodes + 2 * int(tree.arrays.n_points[leaf]) + 2)
+            regrow_and_count(tree.arrays, store.X, store.keys, store.stats,
+                             tree.node_stats["stats"], tree.sample_next, tree.sample_mult,
+                             leaf, lifetime, pause_pure, mss, tree.rng_state)

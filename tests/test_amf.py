@@ -1,0 +1,281 @@
+"""Behaviour of the AMF estimators: online learning, determinism, inputs, classes."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+from mondrianlearn import AMFClassifier, AMFRegressor
+from mondrianlearn.datasets import benchmark_data_home
+
+
+def _classification(n=300, seed=0, n_classes=3):
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, 4))
+    y = (X[:, 0] * n_classes).astype(int)
+    return X, y
+
+
+def _regression(n=300, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(-2, 2, size=(n, 3))
+    return X, np.sin(X[:, 0]) + 0.1 * rng.randn(n)
+
+
+def _model_arrays(est):
+    """Every node array of every tree (trimmed to the nodes in use)."""
+    out = []
+    for tree in est.trees_:
+        n = tree.n_nodes
+        out.extend(np.asarray(a)[:n] for a in tree.arrays[:-1])
+        out.append(tree.arrays.meta.copy())
+        out.extend(v[:n] for _, v in sorted(tree.node_stats.items()))
+        out.append(tree.rng_state.copy())
+    return out
+
+
+def _assert_same_model(a, b):
+    arrays_a, arrays_b = _model_arrays(a), _model_arrays(b)
+    assert len(arrays_a) == len(arrays_b)
+    for u, v in zip(arrays_a, arrays_b):
+        np.testing.assert_array_equal(u, v)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: (AMFClassifier(n_estimators=4, random_state=1), _classification()),
+    lambda: (AMFRegressor(n_estimators=4, random_state=1), _regression()),
+])
+def test_fit_equals_partial_fit_in_any_batches(make):
+    est, (X, y) = make()
+    full = pickle.loads(pickle.dumps(est)).fit(X, y)
+    online = pickle.loads(pickle.dumps(est))
+    for start in range(0, len(X), 37):
+        online.partial_fit(X[start:start + 37], y[start:start + 37])
+    one_by_one = pickle.loads(pickle.dumps(est))
+    # Classes met late change the forecasters (K and the default dirichlet), so
+    # declare them on the first call when batches are too small to show them all.
+    declared = {"classes": np.unique(y)} if hasattr(est, "predict_proba") else {}
+    one_by_one.partial_fit(X[:1], y[:1], **declared)
+    for i in range(1, 60):
+        one_by_one.partial_fit(X[i:i + 1], y[i:i + 1])
+    one_by_one.partial_fit(X[60:], y[60:])
+    _assert_same_model(full, online)
+    _assert_same_model(full, one_by_one)
+    T = X[:50] + 0.01
+    np.testing.assert_array_equal(full.predict(T), online.predict(T))
+
+
+def test_fit_discards_previous_training():
+    X, y = _classification()
+    a = AMFClassifier(n_estimators=3, random_state=0).fit(X[::-1], y[::-1]).fit(X, y)
+    b = AMFClassifier(n_estimators=3, random_state=0).fit(X, y)
+    _assert_same_model(a, b)
+
+
+@pytest.mark.parametrize("Est,data", [(AMFClassifier, _classification),
+                                      (AMFRegressor, _regression)])
+def test_prediction_leaves_model_unchanged_and_ignores_batching(Est, data):
+    X, y = data()
+    est = Est(n_estimators=3, random_state=0).partial_fit(X[:200], y[:200])
+    before = pickle.dumps(est)
+    T = np.random.RandomState(5).uniform(-3, 3, size=(40, X.shape[1]))
+    method = est.predict_proba if hasattr(est, "predict_proba") else est.predict
+    whole = method(T)
+    rows = np.concatenate([method(T[i:i + 1]) for i in range(len(T))])
+    np.testing.assert_array_equal(whole, rows)
+    est.weighted_depth(T)
+    assert pickle.dumps(est) == before
+    np.testing.assert_array_equal(method(T), whole)
+
+
+@pytest.mark.parametrize("Est,data", [(AMFClassifier, _classification),
+                                      (AMFRegressor, _regression)])
+def test_n_jobs_and_seeds(Est, data):
+    X, y = data()
+    one = Est(n_estimators=5, random_state=3, n_jobs=1).fit(X, y)
+    two = Est(n_estimators=5, random_state=3, n_jobs=2).fit(X, y)
+    _assert_same_model(one, two)
+    np.testing.assert_array_equal(one.predict(X), two.predict(X))
+    other = Est(n_estimators=5, random_state=4).fit(X, y)
+    assert not np.array_equal(one.trees_[0].arrays.threshold[:50],
+                              other.trees_[0].arrays.threshold[:50])
+
+
+@pytest.mark.parametrize("Est,data", [(AMFClassifier, _classification),
+                                      (AMFRegressor, _regression)])
+def test_pickle_round_trip_keeps_learning_identically(Est, data):
+    X, y = data()
+    est = Est(n_estimators=3, random_state=0).partial_fit(X[:150], y[:150])
+    copy = pickle.loads(pickle.dumps(est))
+    est.partial_fit(X[150:], y[150:])
+    copy.partial_fit(X[150:], y[150:])
+    _assert_same_model(est, copy)
+
+
+def test_pandas_input_and_feature_names():
+    pd = pytest.importorskip("pandas")
+    X, y = _classification()
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    clf = AMFClassifier(n_estimators=3, random_state=0).fit(frame, pd.Series(y))
+    np.testing.assert_array_equal(clf.feature_names_in_, ["a", "b", "c", "d"])
+    ref = AMFClassifier(n_estimators=3, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(clf.predict_proba(frame), ref.predict_proba(X))
+    with pytest.warns(UserWarning, match="feature names"):
+        clf.predict(X)
+
+
+def test_accuracy_on_a_simple_problem():
+    X, y = _classification(n=2000, seed=1)
+    Xt, yt = _classification(n=500, seed=2)
+    clf = AMFClassifier(random_state=0)
+    for start in range(0, 2000, 100):
+        clf.partial_fit(X[start:start + 100], y[start:start + 100])
+    assert clf.score(Xt, yt) > 0.9
+    proba = clf.predict_proba(Xt)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-12)
+    Xr, yr = _regression(n=2000)
+    Xrt, yrt = _regression(n=500, seed=9)
+    assert AMFRegressor(random_state=0).fit(Xr, yr).score(Xrt, yrt) > 0.8
+
+
+def test_new_classes_join_late_and_stay_sorted():
+    X, y = _classification(n=200)
+    labels = np.array(["b", "d", "c"])[y]  # classes 0, 1, 2 -> b, d, c
+    clf = AMFClassifier(n_estimators=3, random_state=0)
+    first = labels != "c"
+    clf.partial_fit(X[first][:100], labels[first][:100])
+    assert clf.classes_.tolist() == ["b", "d"]
+    clf.partial_fit(X, labels)
+    clf.partial_fit(X[:5], ["a"] * 5)
+    assert clf.classes_.tolist() == ["a", "b", "c", "d"]
+    root = clf.trees_[0].arrays.meta[1]
+    counts = clf.trees_[0].node_stats["counts"][root]
+    expected = [5, np.sum(labels == "b") + np.sum(labels[first][:100] == "b"),
+                np.sum(labels == "c"),
+                np.sum(labels == "d") + np.sum(labels[first][:100] == "d")]
+    np.testing.assert_array_equal(counts, expected)
+    assert clf.predict_proba(X[:3]).shape == (3, 4)
+    assert set(clf.predict(X)) <= set(clf.classes_)
+
+
+def test_declared_classes_are_honoured():
+    X, y = _classification()
+    clf = AMFClassifier(n_estimators=2, random_state=0)
+    clf.partial_fit(X[:10], np.zeros(10, dtype=int), classes=[0, 1, 2, 7])
+    assert clf.classes_.tolist() == [0, 1, 2, 7]
+    assert clf.predict_proba(X[:2]).shape == (2, 4)
+    with pytest.raises(ValueError, match="not in `classes`"):
+        clf.partial_fit(X[:3], [0, 5, 1])
+    with pytest.raises(ValueError, match="differs from the classes"):
+        clf.partial_fit(X[:3], [0, 1, 1], classes=[0, 1])
+    # Declaring the classes up front or meeting them in the first batch is the same.
+    a = AMFClassifier(n_estimators=2, random_state=0).partial_fit(X, y, classes=[0, 1, 2])
+    _assert_same_model(a, AMFClassifier(n_estimators=2, random_state=0).fit(X, y))
+
+
+def test_default_dirichlet_follows_the_number_of_classes():
+    X, y = _classification()
+    assert AMFClassifier().fit(X, y)._dirichlet() == 0.01
+    assert AMFClassifier().fit(X, y % 2)._dirichlet() == 0.5
+    assert AMFClassifier(dirichlet=2.0).fit(X, y)._dirichlet() == 2.0
+
+
+def test_sample_weight():
+    X, y = _classification()
+    w = np.ones(len(X))
+    w[::3] = 0.0
+    a = AMFClassifier(n_estimators=3, random_state=0).fit(X, y, sample_weight=w)
+    b = AMFClassifier(n_estimators=3, random_state=0).fit(X[w > 0], y[w > 0])
+    _assert_same_model(a, b)
+    # A weight counts in the counts and scales the loss.
+    clf = AMFClassifier(n_estimators=1, dirichlet=1.0, random_state=0)
+    clf.partial_fit(X[:1], [1], classes=[0, 1, 2], sample_weight=[2.5])
+    stats = clf.trees_[0].node_stats
+    np.testing.assert_allclose(stats["counts"][0], [0.0, 2.5, 0.0])
+    np.testing.assert_allclose(stats["log_weight"][0], 2.5 * np.log(1 / 3))
+    reg = AMFRegressor(n_estimators=1, random_state=0)
+    reg.partial_fit(X[:2], [1.0, 4.0], sample_weight=[1.0, 2.0])
+    assert reg.trees_[0].node_stats["mean"][reg.trees_[0].arrays.meta[1]] == 3.0
+
+
+def test_split_pure_controls_pure_leaves():
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(50, 2))
+    y = np.zeros(50, dtype=int)
+    y[0] = 1
+    kept = AMFClassifier(n_estimators=1, random_state=0).fit(X, y)
+    split = AMFClassifier(n_estimators=1, split_pure=True, random_state=0).fit(X, y)
+    assert kept.n_nodes_[0] < split.n_nodes_[0] == 2 * 50 - 1
+    # Regression: points with exactly equal targets stay together unless split_pure.
+    reg = AMFRegressor(n_estimators=1, random_state=0).fit(X, np.ones(50))
+    assert reg.n_nodes_[0] == 1
+    reg = AMFRegressor(n_estimators=1, split_pure=True, random_state=0).fit(X, np.ones(50))
+    assert reg.n_nodes_[0] == 99
+
+
+def test_weighted_depth_grows_with_data():
+    X, y = _classification(n=2000)
+    clf = AMFClassifier(n_estimators=5, random_state=0).fit(X[:50], y[:50])
+    shallow = clf.weighted_depth(X[:200])
+    clf.partial_fit(X[50:], y[50:])
+    deep = clf.weighted_depth(X[:200])
+    assert shallow.shape == (200,) and np.all(shallow >= 0)
+    assert deep.mean() > shallow.mean()
+
+
+@pytest.mark.parametrize("Est", [AMFClassifier, AMFRegressor])
+def test_input_checks(Est):
+    X, y = _classification()
+    est = Est(n_estimators=2, random_state=0)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit(bad, y)
+    bad[3, 1] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        est.partial_fit(bad, y)
+    with pytest.raises(ValueError, match="2D"):
+        est.fit(X[:, 0], y)
+    with pytest.raises(ValueError, match="0 sample"):
+        est.fit(X[:0], y[:0])
+    est.fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(X[:, :2])
+    with pytest.raises(ValueError, match="features"):
+        est.partial_fit(X[:, :2], y)
+    with pytest.raises(ValueError, match="features"):
+        est.partial_fit(X[:0, :2], y[:0])
+    before = pickle.dumps(est)
+    est.partial_fit(X[:0], y[:0])  # an empty mini-batch is a no-op
+    assert pickle.dumps(est) == before
+    with pytest.raises(ValueError):
+        est.fit(X, y, sample_weight=-np.ones(len(y)))
+    with pytest.raises(ValueError):
+        Est(step=0.0).fit(X, y)
+
+
+def test_constant_and_duplicate_features():
+    rng = np.random.RandomState(0)
+    x = rng.uniform(size=300)
+    X = np.column_stack([x, x, np.zeros(300)])
+    y = (x > 0.5).astype(int)
+    clf = AMFClassifier(random_state=0).fit(X, y)
+    assert clf.score(X, y) > 0.95
+    np.testing.assert_array_equal(clf.trees_[0].arrays.feature[:clf.n_nodes_[0]] == 2,
+                                  False)
+    reg = AMFRegressor(random_state=0).fit(np.zeros((20, 2)), np.arange(20.0))
+    np.testing.assert_allclose(reg.predict(np.zeros((1, 2))), [9.5])
+
+
+@pytest.mark.skipif(benchmark_data_home() is None,
+                    reason="the shared benchmark datasets are not available")
+def test_letter_one_pass():
+    from mondrianlearn.datasets import load_benchmark
+
+    data = load_benchmark("letter")
+    low, high = data["X_train"].min(axis=0), data["X_train"].max(axis=0)
+    span = np.where(high > low, high - low, 1.0)
+    X = (data["X_train"] - low) / span
+    Xt = np.clip((data["X_test"] - low) / span, 0, 1)
+    clf = AMFClassifier(n_estimators=10, random_state=0).partial_fit(X, data["y_train"])
+    assert clf.score(Xt, data["y_test"]) > 0.91
