@@ -11,8 +11,8 @@ distribution as a tree sampled in batch on all the points (projectivity).
 import numpy as np
 
 from ._jit import kernel
-from .growth import (link_sample, new_node, parent_time, sample_blocks,
-                     should_pause)
+from .growth import (close_pending_blocks, link_sample, new_node, parent_time,
+                     sample_blocks, should_pause)
 from .random import choose_proportional, exponential, uniform
 from .tree import LEAF, META_MAX_LEAF_POINTS, META_ROOT, MIXED
 
@@ -178,8 +178,9 @@ def regrow_leaf(tree, X, keys, sample_next, leaf, lifetime, pause_pure,
                 min_samples_split, rng):
     """Un-pause ``leaf`` and re-sample its block from its points.
 
-    The caller guarantees room for ``2 * n_points[leaf]`` more nodes. New nodes get
-    consecutive ids from the current node count on, children after parents.
+    New nodes get consecutive ids from the current node count on, children after
+    parents. With room for ``2 * n_points[leaf]`` more nodes the block is fully
+    re-sampled; with less (a node budget), the blocks that do not fit stay paused.
     """
     m = tree.n_points[leaf]
     indices = np.empty(m, dtype=np.int64)
@@ -195,5 +196,26 @@ def regrow_leaf(tree, X, keys, sample_next, leaf, lifetime, pause_pure,
     stack[0, 2] = count
     tree.paused[leaf] = False
     tree.leaf_head[leaf] = -1
-    sample_blocks(tree, X, keys, sample_next, indices[:count], stack, 1, lifetime,
-                  True, pause_pure, min_samples_split, rng)
+    pending = sample_blocks(tree, X, keys, sample_next, indices[:count], stack, 1,
+                            lifetime, True, pause_pure, min_samples_split, rng)
+    close_pending_blocks(tree, X, keys, sample_next, indices[:count], stack, pending,
+                         lifetime)
+
+
+@kernel
+def absorb_to_leaf(tree, x, key):
+    """Take a point into a tree that may not grow: widen boxes down to its leaf.
+
+    Used once a tree has reached its node budget (memory-bounded mode): the point
+    follows the thresholds, every node on its path widens its box and counts it,
+    and no split is created or re-sampled. Returns the leaf.
+    """
+    node = tree.meta[META_ROOT]
+    while True:
+        _absorb(tree, node, x, key)
+        if tree.left[node] == LEAF:
+            return node
+        if x[tree.feature[node]] <= tree.threshold[node]:
+            node = tree.left[node]
+        else:
+            node = tree.right[node]

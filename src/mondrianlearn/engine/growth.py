@@ -184,3 +184,20 @@ def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, lifeti
         stack[stack_size + 1, 2] = i
         stack_size += 2
     return stack_size
+
+
+@kernel
+def close_pending_blocks(tree, X, keys, sample_next, indices, stack, stack_size,
+                         lifetime):
+    """Make every block still waiting on ``stack`` a paused leaf of its points.
+
+    Used when a node budget stops the sampling: the Mondrian process is paused in
+    those blocks (they are not cut), which keeps the tree valid and within budget.
+    """
+    while stack_size > 0:
+        stack_size -= 1
+        node = stack[stack_size, 0]
+        start = stack[stack_size, 1]
+        end = stack[stack_size, 2]
+        _set_box(tree, X, keys, indices, start, end, node)
+        _make_leaf(tree, sample_next, indices, start, end, node, lifetime, True)

@@ -152,11 +152,15 @@ class TreeState:
     def n_nodes(self):
         return int(self.arrays.meta[META_N_NODES])
 
-    def ensure_node_capacity(self, needed):
-        """Grow (by half at least) so that at least ``needed`` nodes fit."""
+    def ensure_node_capacity(self, needed, limit=None):
+        """Grow (by half at least) so that ``needed`` nodes fit, never past ``limit``."""
+        if limit is not None:
+            needed = min(needed, int(limit))
         if needed <= self.capacity:
             return
         capacity = max(int(needed), self.capacity + self.capacity // 2)
+        if limit is not None:
+            capacity = min(capacity, int(limit))
         self.arrays = resize_tree(self.arrays, capacity)
         for name, array in self.node_stats.items():
             self.node_stats[name] = _resize_rows(array, capacity, 0)
@@ -243,6 +247,13 @@ class SampleStore:
             out = np.zeros((self.stats.shape[0], n_stats))
             out[:, : self.stats.shape[1]] = self.stats
             self.stats = out
+
+    def clear(self):
+        """Forget every point (when no tree will ever need them again)."""
+        self.X = self.X[:1].copy()
+        self.keys = self.keys[:1].copy()
+        self.stats = self.stats[:1].copy()
+        self.n = 0
 
     def trim(self):
         self.X = self.X[: max(self.n, 1)].copy()

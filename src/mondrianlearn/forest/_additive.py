@@ -16,7 +16,8 @@ partition; a positive multiplicity only scales the statistics.
 import numpy as np
 
 from ..engine._jit import kernel
-from ..engine.extension import extend_to_leaf, leaf_must_unpause, regrow_leaf
+from ..engine.extension import (absorb_to_leaf, extend_to_leaf, leaf_must_unpause,
+                                regrow_leaf)
 from ..engine.growth import sample_blocks
 from ..engine.random import poisson
 from ..engine.tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES
@@ -132,7 +133,7 @@ def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
 @kernel
 def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
                 sample_ids, start, bootstrap, lifetime, use_pausing, pause_pure,
-                min_samples_split, rng, pending):
+                min_samples_split, rng, pending, max_nodes):
     """Extend a tree online with the points ``sample_ids[start:]``, in order.
 
     With ``bootstrap``, each point gets a Poisson(1) multiplicity drawn from the
@@ -143,11 +144,15 @@ def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
     ``len(sample_ids)`` when the node arrays are full, or when a paused leaf must be
     re-sampled and does not fit: its id is then in ``pending[0]`` (otherwise -1),
     and the caller grows the tree, calls ``regrow_and_count`` and goes on.
+
+    A tree with ``max_nodes`` nodes or close to it no longer grows: each point then
+    widens the boxes and updates the statistics along its path to a leaf.
     """
     excess = np.empty(X.shape[1])
     pending[0] = -1
     for i in range(start, sample_ids.shape[0]):
-        if tree.meta[META_N_NODES] + 2 > tree.parent.shape[0]:
+        full = tree.meta[META_N_NODES] + 2 > max_nodes
+        if not full and tree.meta[META_N_NODES] + 2 > tree.parent.shape[0]:
             return i
         s = sample_ids[i]
         multiplicity = 1.0
@@ -157,11 +162,17 @@ def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
             if k == 0:
                 continue
             multiplicity = np.float64(k)
+        if full:
+            node = absorb_to_leaf(tree, X[s], keys[s])
+            while node >= 0:
+                stats[node, :] += multiplicity * point_stats[s, :]
+                node = tree.parent[node]
+            continue
         leaf, must_regrow = add_point(tree, X, keys, point_stats, stats, sample_next,
                                       sample_mult, s, multiplicity, lifetime, use_pausing,
                                       pause_pure, min_samples_split, rng, excess)
         if must_regrow:
-            if not room_to_regrow(tree, leaf):
+            if not room_to_regrow(tree, leaf) and tree.parent.shape[0] < max_nodes:
                 pending[0] = leaf
                 return i + 1
             regrow_and_count(tree, X, keys, point_stats, stats, sample_next, sample_mult,

@@ -19,7 +19,9 @@ from ..engine.random import spawn_states
 from ..engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, SampleStore, TreeState
 from ..utils.parallel import map_trees
 from ..utils.validation import check_X_predict
-from ._additive import draw_multiplicities, extend_tree, regrow_and_count, sample_tree
+from ..engine.growth import close_pending_blocks
+from ._additive import (accumulate_new_nodes, draw_multiplicities, extend_tree,
+                        regrow_and_count, sample_tree)
 
 _BIG_DEPTH = 2**62
 
@@ -33,6 +35,7 @@ class BaseMondrianForest(BaseEstimator):
         "min_samples_split": [Interval(Integral, 2, None, closed="left")],
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
         "bootstrap": ["boolean"],
+        "max_nodes": [Interval(Integral, 3, None, closed="left"), None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
     }
@@ -46,6 +49,10 @@ class BaseMondrianForest(BaseEstimator):
 
     def _bootstrap(self):
         return bool(getattr(self, "bootstrap", False))
+
+    def _max_nodes_value(self):
+        value = getattr(self, "max_nodes", None)
+        return _BIG_DEPTH if value is None else int(value)
 
     def _trained_trees(self):
         """Trees that have seen at least one point (with bootstrap, a tree may not)."""
@@ -73,15 +80,26 @@ class BaseMondrianForest(BaseEstimator):
         mss = int(self.min_samples_split)
         pause_pure = bool(self._pause_pure)
         bootstrap = self._bootstrap()
+        max_nodes = self._max_nodes_value()
 
         def learn_tree(tree):
             tree.ensure_sample_capacity(store.n)
             if tree.n_nodes == 0:
-                _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap)
+                _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
+                                   max_nodes)
             else:
-                _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap)
+                _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
+                                    max_nodes)
 
         map_trees(learn_tree, self.trees_, self.n_jobs)
+        if all(t.n_nodes + 2 > max_nodes for t in self.trees_):
+            # Every tree is full: no paused leaf will be re-sampled again, so the
+            # points are no longer needed (memory stays bounded).
+            store.clear()
+            for tree in self.trees_:
+                tree.sample_next = tree.sample_next[:0]
+                tree.keep_samples = False
+                tree.sample_mult = tree.sample_mult[:0] if not bootstrap else np.zeros(1)
 
     def _widen_stats(self, n_stats):
         """Grow the statistics to ``n_stats`` columns (a new class arrived)."""
@@ -141,7 +159,8 @@ class BaseMondrianForest(BaseEstimator):
         return sum(t.nbytes for t in self.trees_) + self._store.nbytes
 
 
-def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap):
+def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
+                       max_nodes=_BIG_DEPTH):
     """Sample a tree from scratch on the points ``ids`` (root is node 0).
 
     With ``bootstrap``, each point first gets a Poisson(1) multiplicity; the tree is
@@ -151,8 +170,15 @@ def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap):
         ids = draw_multiplicities(ids, tree.sample_mult, tree.rng_state)
         if ids.shape[0] == 0:
             return
+    if max_nodes < _BIG_DEPTH and ids.shape[0] > 1:
+        # Under a node budget, depth-first sampling would spend the budget on the
+        # first blocks; growing point by point (same distribution without a budget)
+        # spreads it over the whole tree.
+        _sample_tree_batch(tree, store, ids[:1], lifetime, pause_pure, mss, False, max_nodes)
+        _extend_tree_online(tree, store, ids[1:], lifetime, pause_pure, mss, False, max_nodes)
+        return
     n = ids.shape[0]
-    tree.ensure_node_capacity(max(16, min(2 * n, n // 2 + 64)))
+    tree.ensure_node_capacity(max(16, min(2 * n, n // 2 + 64)), limit=max_nodes)
     arrays = tree.arrays
     arrays.meta[META_N_NODES] = 1
     arrays.meta[META_ROOT] = 0
@@ -169,10 +195,16 @@ def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap):
                            tree.rng_state)
         if size == 0:
             return
-        tree.ensure_node_capacity(tree.capacity * 3 // 2 + 2)
+        if tree.capacity >= max_nodes:  # node budget reached: pause what is left
+            close_pending_blocks(tree.arrays, store.X, store.keys, tree.sample_next,
+                                 indices, stack, size, lifetime)
+            accumulate_new_nodes(tree.arrays, tree.node_stats["stats"], store.stats,
+                                 tree.sample_next, tree.sample_mult, 0)
+            return
+        tree.ensure_node_capacity(tree.capacity * 3 // 2 + 2, limit=max_nodes)
 
 
-def _reserve_nodes(tree, n_points, conservative=False):
+def _reserve_nodes(tree, n_points, conservative=False, max_nodes=_BIG_DEPTH):
     """Grow a tree's storage ahead of ``n_points`` online insertions.
 
     ``conservative`` also reserves room to re-sample the largest paused leaf (for
@@ -183,22 +215,24 @@ def _reserve_nodes(tree, n_points, conservative=False):
     if conservative:
         needed += int(2 * meta[META_MAX_LEAF_POINTS] + 2)
     if needed > tree.capacity:
-        tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2))
+        tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2), limit=max_nodes)
 
 
-def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap):
+def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
+                        max_nodes=_BIG_DEPTH):
     """Extend a tree point by point with ``ids``, growing storage as needed."""
     position = 0
     pending = np.full(1, -1, dtype=np.int64)
     while position < ids.shape[0]:
-        _reserve_nodes(tree, ids.shape[0] - position)
+        _reserve_nodes(tree, ids.shape[0] - position, max_nodes=max_nodes)
         position = extend_tree(tree.arrays, store.X, store.keys, store.stats,
                                tree.node_stats["stats"], tree.sample_next,
                                tree.sample_mult, ids, position, bootstrap, lifetime, True,
-                               pause_pure, mss, tree.rng_state, pending)
+                               pause_pure, mss, tree.rng_state, pending, max_nodes)
         leaf = int(pending[0])
         if leaf >= 0:
-            tree.ensure_node_capacity(tree.n_nodes + 2 * int(tree.arrays.n_points[leaf]) + 2)
+            tree.ensure_node_capacity(tree.n_nodes + 2 * int(tree.arrays.n_points[leaf]) + 2,
+                                      limit=max_nodes)
             regrow_and_count(tree.arrays, store.X, store.keys, store.stats,
                              tree.node_stats["stats"], tree.sample_next, tree.sample_mult,
                              leaf, lifetime, pause_pure, mss, tree.rng_state)

@@ -37,6 +37,13 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
     max_depth : int, default=None
         Depth at which prediction paths stop (the tree itself is not truncated, so
         that online and batch training keep the same distribution).
+    max_nodes : int, default=None
+        Node budget of each tree (memory-bounded learning for endless streams). A
+        full tree stops creating nodes and keeps updating the statistics of the
+        existing ones (each new point widens the boxes and counts in the nodes on
+        its path); a paused leaf re-sampled close to the budget is cut only as far
+        as the budget allows. Once every tree is full, the stored points that
+        pausing needs are released. ``None``: no limit.
     bootstrap : bool, default=False
         Online bagging (Oza and Russell): each tree counts each point a
         Poisson(1) number of times, drawn inside the compiled training loop from
@@ -76,14 +83,15 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
     _pause_pure = True
 
     def __init__(self, n_estimators=10, *, lifetime=np.inf, discount=None,
-                 min_samples_split=2, max_depth=None, bootstrap=False, n_jobs=None,
-                 random_state=None):
+                 min_samples_split=2, max_depth=None, max_nodes=None, bootstrap=False,
+                 n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
-        self.bootstrap = bootstrap
         self.lifetime = lifetime
         self.discount = discount
         self.min_samples_split = min_samples_split
         self.max_depth = max_depth
+        self.max_nodes = max_nodes
+        self.bootstrap = bootstrap
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -288,11 +296,12 @@ class MondrianTreeClassifier(MondrianForestClassifier):
     }
 
     def __init__(self, *, lifetime=np.inf, discount=None, min_samples_split=2,
-                 max_depth=None, random_state=None):
+                 max_depth=None, max_nodes=None, random_state=None):
         self.lifetime = lifetime
         self.discount = discount
         self.min_samples_split = min_samples_split
         self.max_depth = max_depth
+        self.max_nodes = max_nodes
         self.random_state = random_state
 
     n_estimators = 1

@@ -30,6 +30,13 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         Blocks with fewer points are paused until more arrive.
     max_depth : int, default=None
         Depth at which prediction paths stop.
+    max_nodes : int, default=None
+        Node budget of each tree (memory-bounded learning for endless streams). A
+        full tree stops creating nodes and keeps updating the statistics of the
+        existing ones (each new point widens the boxes and counts in the nodes on
+        its path); a paused leaf re-sampled close to the budget is cut only as far
+        as the budget allows. Once every tree is full, the stored points that
+        pausing needs are released. ``None``: no limit.
     bootstrap : bool, default=False
         Online bagging: each tree counts each point a Poisson(1) number of times
         (drawn in the compiled loop; zero means the tree does not see the point).
@@ -56,12 +63,14 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     """
 
     def __init__(self, n_estimators=10, *, lifetime=np.inf, min_samples_split=2,
-                 max_depth=None, bootstrap=False, n_jobs=None, random_state=None):
+                 max_depth=None, max_nodes=None, bootstrap=False, n_jobs=None,
+                 random_state=None):
         self.n_estimators = n_estimators
-        self.bootstrap = bootstrap
         self.lifetime = lifetime
         self.min_samples_split = min_samples_split
         self.max_depth = max_depth
+        self.max_nodes = max_nodes
+        self.bootstrap = bootstrap
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -252,10 +261,11 @@ class MondrianTreeRegressor(MondrianForestRegressor):
     n_jobs = None
 
     def __init__(self, *, lifetime=np.inf, min_samples_split=2, max_depth=None,
-                 random_state=None):
+                 max_nodes=None, random_state=None):
         self.lifetime = lifetime
         self.min_samples_split = min_samples_split
         self.max_depth = max_depth
+        self.max_nodes = max_nodes
         self.random_state = random_state
 
     def weighted_decision_path(self, X):

@@ -1,0 +1,409 @@
+"""AMF benchmark: the AMF paper's online protocol against river and scikit-learn.
+
+Every training stream (shuffled once, seed 0; features min-max scaled with the
+training range) is learned one row at a time. Progressive validation: each row is
+predicted *before* it is learned, and the running mean of the log loss (squared
+error for regression) is reported; at checkpoints the model is also evaluated on the
+test set (accuracy, one-vs-rest AUC, log loss). scikit-learn's RandomForest and
+ExtraTrees (10 trees) are refitted on the prefix at each checkpoint only (rows up to
+the next checkpoint are predicted by the last refit; rows before the first one get
+the uniform distribution). river is slow, so its models learn a prefix of the stream
+(``river rows`` in the tables) and are compared with AMF at the same point.
+
+Speed (letter, 10 trees, one thread) and memory are reported at the end.
+Run ``python benchmarks/bench_amf.py`` (about 15 minutes) or ``--quick``.
+"""
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import Report, fmt_ratio, make_parser, markdown_table, minmax_scale  # noqa: E402
+
+CLASSIFICATION = ("letter", "satimage", "spambase", "adult", "bank")
+REGRESSION = ("california_housing", "kin40k")
+EPS = 1e-15
+
+
+def load_stream(name, seed=0):
+    """Shuffled, scaled ``(X_train, y_train, X_test, y_test)``; 70/30 split if unsplit."""
+    from mondrianlearn.datasets import load_benchmark
+
+    data = load_benchmark(name)
+    rng = np.random.RandomState(seed)
+    if "X_train" in data:
+        Xtr, ytr = np.asarray(data["X_train"], float), np.asarray(data["y_train"])
+        Xte, yte = np.asarray(data["X_test"], float), np.asarray(data["y_test"])
+    else:
+        X, y = np.asarray(data["X"], float), np.asarray(data["y"])
+        order = rng.permutation(len(X))
+        cut = int(0.7 * len(X))
+        Xtr, ytr, Xte, yte = X[order[:cut]], y[order[:cut]], X[order[cut:]], y[order[cut:]]
+    order = rng.permutation(len(Xtr))
+    Xtr, ytr = Xtr[order], ytr[order]
+    Xtr, Xte = minmax_scale(Xtr, Xte)
+    return Xtr, ytr, Xte, yte
+
+
+# ----------------------------------------------------------------------- metrics
+def _log_loss_rows(P, y_idx):
+    return -np.log(np.clip(P[np.arange(len(y_idx)), y_idx], EPS, 1.0))
+
+
+def test_metrics(P, y_idx, n_classes):
+    from sklearn.metrics import roc_auc_score
+
+    acc = float(np.mean(P.argmax(axis=1) == y_idx))
+    loss = float(np.mean(_log_loss_rows(P, y_idx)))
+    try:
+        if n_classes == 2:
+            auc = roc_auc_score(y_idx, P[:, 1])
+        else:
+            Q = np.clip(P, 0, None)
+            Q = Q / np.where(Q.sum(1, keepdims=True) > 0, Q.sum(1, keepdims=True), 1)
+            auc = roc_auc_score(y_idx, Q, multi_class="ovr", labels=np.arange(n_classes))
+    except ValueError:
+        auc = float("nan")
+    return acc, auc, loss
+
+
+# ---------------------------------------------------------------- classifiers
+class OursClassifier:
+    name = "mondrianlearn AMFClassifier"
+
+    def __init__(self, n_classes, seed):
+        from mondrianlearn import AMFClassifier
+
+        self.model = AMFClassifier(n_estimators=10, random_state=seed, n_jobs=1)
+        self.classes = np.arange(n_classes)
+        self.first = True
+
+    def predict_proba(self, X):
+        if self.first:
+            return np.full((len(X), len(self.classes)), 1.0 / len(self.classes))
+        return self.model.predict_proba(X)
+
+    def learn(self, x, y):
+        self.model.partial_fit(x[None, :], [y], classes=self.classes if self.first else None)
+        self.first = False
+
+
+class RiverClassifier:
+    def __init__(self, kind, n_classes, n_features, seed):
+        from river import forest
+
+        self.name = f"river forest.{kind}"
+        if kind == "AMFClassifier":
+            self.model = forest.AMFClassifier(n_estimators=10, seed=seed)
+        else:
+            self.model = forest.ARFClassifier(n_models=10, seed=seed)
+        self.n_classes = n_classes
+        self.keys = [f"x{j}" for j in range(n_features)]
+
+    def _one(self, x):
+        proba = self.model.predict_proba_one(dict(zip(self.keys, x.tolist())))
+        row = np.zeros(self.n_classes)
+        for k, v in proba.items():
+            row[int(k)] = v
+        if row.sum() <= 0:
+            row[:] = 1.0 / self.n_classes
+        return row
+
+    def predict_proba(self, X):
+        return np.array([self._one(x) for x in X])
+
+    def learn(self, x, y):
+        self.model.learn_one(dict(zip(self.keys, x.tolist())), int(y))
+
+
+def run_online(model, X, y_idx, n_rows, checkpoints, X_test, y_test_idx, n_classes,
+               refit=None):
+    """Progressive log loss over the first ``n_rows`` rows, test metrics at checkpoints."""
+    losses = np.empty(n_rows)
+    curve = {}
+    fitted = None
+    for i in range(n_rows):
+        if refit is None:
+            P = model.predict_proba(X[i:i + 1])
+        elif fitted is None:
+            P = np.full((1, n_classes), 1.0 / n_classes)
+        else:
+            P = fitted(X[i:i + 1])
+        losses[i] = _log_loss_rows(P, y_idx[i:i + 1])[0]
+        if refit is None:
+            model.learn(X[i], y_idx[i])
+        if i + 1 in checkpoints:
+            if refit is not None:
+                fitted = refit(X[:i + 1], y_idx[:i + 1])
+                P_test = fitted(X_test)
+            else:
+                P_test = model.predict_proba(X_test)
+            curve[i + 1] = (float(losses[:i + 1].mean()),) + test_metrics(
+                P_test, y_test_idx, n_classes)
+    return curve
+
+
+def sklearn_refit(kind, n_classes, seed):
+    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+
+    Est = RandomForestClassifier if kind == "RF" else ExtraTreesClassifier
+
+    def refit(X, y):
+        est = Est(n_estimators=10, random_state=seed, n_jobs=1).fit(X, y)
+
+        def proba(Xq):
+            out = np.zeros((len(Xq), n_classes))
+            out[:, est.classes_] = est.predict_proba(Xq)
+            return out
+
+        return proba
+
+    return refit
+
+
+def classification_section(report, name, quick, seed):
+    Xtr, ytr, Xte, yte = load_stream(name, seed)
+    classes = np.unique(np.concatenate([ytr, yte]))
+    n_classes = len(classes)
+    y_idx = np.searchsorted(classes, ytr)
+    yte_idx = np.searchsorted(classes, yte)
+    n = min(len(Xtr), 3000) if quick else len(Xtr)
+    n_river = min(n, 600 if quick else 3000)
+    n_test_sub = min(len(Xte), 500 if quick else 2000)
+    sub = np.random.RandomState(1).permutation(len(Xte))[:n_test_sub]
+    every = max(250, n // 8)
+    checkpoints = sorted(set(list(range(every, n + 1, every)) + [n_river, n]))
+    river_checkpoints = [c for c in checkpoints if c <= n_river]
+
+    results = {}
+    start = time.perf_counter()
+    ours = OursClassifier(n_classes, seed)
+    results["AMF (ours)"] = run_online(ours, Xtr, y_idx, n, set(checkpoints),
+                                       Xte[sub], yte_idx[sub], n_classes)
+    final_P = ours.model.predict_proba(Xte)
+    ours_full = test_metrics(final_P, yte_idx, n_classes)
+    t_ours = time.perf_counter() - start
+    for kind in ("RF", "ET"):
+        results[f"sklearn {kind} (refit)"] = run_online(
+            None, Xtr, y_idx, n, set(checkpoints), Xte[sub], yte_idx[sub], n_classes,
+            refit=sklearn_refit(kind, n_classes, seed))
+    for kind in ("AMFClassifier", "ARFClassifier"):
+        model = RiverClassifier(kind, n_classes, Xtr.shape[1], seed)
+        results[f"river {kind}"] = run_online(model, Xtr, y_idx, n_river,
+                                              set(river_checkpoints), Xte[sub],
+                                              yte_idx[sub], n_classes)
+
+    rows = []
+    for label, curve in results.items():
+        last = max(curve)
+        at_river = curve.get(n_river)
+        rows.append([label, last, f"{curve[last][0]:.4f}",
+                     f"{at_river[0]:.4f}" if at_river else "-",
+                     f"{curve[last][1]:.4f}", f"{curve[last][2]:.4f}",
+                     f"{curve[last][3]:.4f}"])
+    table = markdown_table(
+        ["model", "rows learned", "progressive log loss", f"prog. log loss @{n_river}",
+         "test acc", "test AUC", "test log loss"], rows)
+    ours_r = results["AMF (ours)"][n_river]
+    river_r = results["river AMFClassifier"][n_river]
+    better = ours_r[0] <= river_r[0] and ours_r[3] <= river_r[3]
+    note = (f"{n} training rows ({len(Xtr)} available), {n_classes} classes; test "
+            f"metrics on {n_test_sub} test rows; river learns the first {n_river} rows. "
+            f"AMF (ours) on the full test set ({len(Xte)} rows): accuracy "
+            f"{ours_full[0]:.4f}, AUC {ours_full[1]:.4f}, log loss {ours_full[2]:.4f}. "
+            f"Log loss vs river AMFClassifier at {n_river} rows (progressive "
+            f"{ours_r[0]:.4f} vs {river_r[0]:.4f}, test {ours_r[3]:.4f} vs "
+            f"{river_r[3]:.4f}): {'equal or better' if better else 'MISSED'}. "
+            f"AMF online run (with per-row predictions): {t_ours:.1f} s.")
+    curve_cols = [c for c in checkpoints][:: max(1, len(checkpoints) // 6)]
+    curve_rows = [[label] + [f"{curve[c][0]:.3f}" if c in curve else "-" for c in curve_cols]
+                  for label, curve in results.items()]
+    curve_table = markdown_table(["progressive log loss after"] + [str(c) for c in curve_cols],
+                                 curve_rows)
+    report.section(f"{name}: online classification", table + "\n\n" + curve_table, note)
+    return ours_full, better
+
+
+# ----------------------------------------------------------------- regression
+def regression_section(report, name, quick, seed):
+    from river import forest
+
+    from mondrianlearn import AMFRegressor
+
+    Xtr, ytr, Xte, yte = load_stream(name, seed)
+    ytr = ytr.astype(float)
+    yte = yte.astype(float)
+    n = min(len(Xtr), 3000) if quick else len(Xtr)
+    n_river = min(n, 600 if quick else 3000)
+    keys = [f"x{j}" for j in range(Xtr.shape[1])]
+    n_test_sub = min(len(Xte), 500 if quick else 2000)
+    sub = np.random.RandomState(1).permutation(len(Xte))[:n_test_sub]
+
+    def progressive(predict_one, learn_one, rows):
+        sq = np.empty(rows)
+        for i in range(rows):
+            sq[i] = (predict_one(i) - ytr[i]) ** 2
+            learn_one(i)
+        return sq
+
+    ours = AMFRegressor(n_estimators=10, random_state=seed, n_jobs=1)
+    state = {"fitted": False}
+
+    def ours_predict(i):
+        return ours.predict(Xtr[i:i + 1])[0] if state["fitted"] else 0.0
+
+    def ours_learn(i):
+        ours.partial_fit(Xtr[i:i + 1], ytr[i:i + 1])
+        state["fitted"] = True
+
+    sq = progressive(ours_predict, ours_learn, n)
+    rows = []
+    ours_river = ours_test_river = None
+    # AMF at the river prefix: refit a copy on the prefix (identical to the online
+    # model at that point, fit == partial_fit).
+    prefix = AMFRegressor(n_estimators=10, random_state=seed).fit(Xtr[:n_river], ytr[:n_river])
+    ours_river = sq[:n_river].mean()
+    ours_test_river = np.mean((prefix.predict(Xte[sub]) - yte[sub]) ** 2)
+    rows.append(["AMF (ours)", n, f"{sq.mean():.4f}", f"{ours_river:.4f}",
+                 f"{np.mean((ours.predict(Xte[sub]) - yte[sub]) ** 2):.4f}",
+                 f"{ours_test_river:.4f}"])
+    river_amf = None
+    for kind in ("AMFRegressor", "ARFRegressor"):
+        model = (forest.AMFRegressor(n_estimators=10, seed=seed) if kind == "AMFRegressor"
+                 else forest.ARFRegressor(n_models=10, seed=seed))
+
+        def predict_one(i, model=model):
+            value = model.predict_one(dict(zip(keys, Xtr[i].tolist())))
+            return 0.0 if value is None else float(value)
+
+        def learn_one(i, model=model):
+            model.learn_one(dict(zip(keys, Xtr[i].tolist())), float(ytr[i]))
+
+        sq_r = progressive(predict_one, learn_one, n_river)
+        pred = np.array([model.predict_one(dict(zip(keys, x.tolist()))) or 0.0
+                         for x in Xte[sub]])
+        test_mse = np.mean((pred - yte[sub]) ** 2)
+        if kind == "AMFRegressor":
+            river_amf = (sq_r.mean(), test_mse)
+        rows.append([f"river {kind}", n_river, "-", f"{sq_r.mean():.4f}", "-",
+                     f"{test_mse:.4f}"])
+    table = markdown_table(["model", "rows learned", "progressive MSE",
+                            f"prog. MSE @{n_river}", "test MSE", f"test MSE @{n_river}"],
+                           rows)
+    better = ours_river <= river_amf[0] and ours_test_river <= river_amf[1]
+    note = (f"{n} training rows, raw targets (variance {ytr.var():.4f}); test MSE on "
+            f"{n_test_sub} test rows. Equal or better than river AMFRegressor at "
+            f"{n_river} rows: {'yes' if better else 'MISSED'}.")
+    report.section(f"{name}: online regression", table, note)
+
+
+# ----------------------------------------------------------- speed and memory
+def speed_section(report, quick, seed):
+    from river import forest
+
+    from mondrianlearn import AMFClassifier
+
+    Xtr, ytr, Xte, yte = load_stream("letter", seed)
+    classes = np.unique(ytr)
+    keys = [f"x{j}" for j in range(Xtr.shape[1])]
+    n_river = 500 if quick else 2000
+    warm = AMFClassifier(n_estimators=10, random_state=seed, n_jobs=1)
+    warm.partial_fit(Xtr[:50], ytr[:50])
+    warm.predict_proba(Xte[:5])
+
+    clf = AMFClassifier(n_estimators=10, random_state=seed, n_jobs=1)
+    t = time.perf_counter()
+    clf.partial_fit(Xtr, ytr)
+    t_fit = time.perf_counter() - t
+    clf100 = AMFClassifier(n_estimators=10, random_state=seed, n_jobs=1)
+    t = time.perf_counter()
+    for s in range(0, len(Xtr), 100):
+        clf100.partial_fit(Xtr[s:s + 100], ytr[s:s + 100], classes=classes)
+    t_fit100 = time.perf_counter() - t
+    t = time.perf_counter()
+    P = clf.predict_proba(Xte)
+    t_pred = time.perf_counter() - t
+    t = time.perf_counter()
+    for i in range(200):
+        clf.predict_proba(Xte[i:i + 1])
+    t_pred1 = (time.perf_counter() - t) / 200
+
+    river = forest.AMFClassifier(n_estimators=10, seed=seed)
+    t = time.perf_counter()
+    for i in range(n_river):
+        river.learn_one(dict(zip(keys, Xtr[i].tolist())), int(ytr[i]))
+    t_river = (time.perf_counter() - t) / n_river
+    t = time.perf_counter()
+    for i in range(n_river // 2):
+        river.predict_proba_one(dict(zip(keys, Xte[i].tolist())))
+    t_river_pred = (time.perf_counter() - t) / (n_river // 2)
+
+    fit_rate = len(Xtr) / t_fit
+    rows = [
+        ["partial_fit, whole stream in one call", f"{fit_rate:,.0f}",
+         f"{1 / t_river:,.0f}", fmt_ratio(fit_rate * t_river),
+         "yes" if fit_rate * t_river >= 40 else "MISSED"],
+        ["partial_fit, mini-batches of 100", f"{len(Xtr) / t_fit100:,.0f}",
+         f"{1 / t_river:,.0f}", fmt_ratio(len(Xtr) / t_fit100 * t_river),
+         "yes" if len(Xtr) / t_fit100 * t_river >= 40 else "MISSED"],
+        ["predict_proba, 5000 rows in one call", f"{len(Xte) / t_pred:,.0f}",
+         f"{1 / t_river_pred:,.0f}", fmt_ratio(len(Xte) / t_pred * t_river_pred),
+         "yes" if len(Xte) / t_pred * t_river_pred >= 40 else "MISSED"],
+        ["predict_proba, one row per call", f"{1 / t_pred1:,.0f}",
+         f"{1 / t_river_pred:,.0f}", fmt_ratio(t_river_pred / t_pred1), "-"],
+    ]
+    table = markdown_table(["letter, 10 trees, one thread", "ours (rows/s)",
+                            "river AMFClassifier (rows/s)", "ratio", ">= 40x"], rows)
+    note = (f"river timed on the first {n_river} rows (learn_one) and {n_river // 2} "
+            f"test rows (predict_proba_one), a prefix where its trees are smaller than "
+            f"after 15000 rows, i.e. in river's favour.")
+    report.section("Speed (letter)", table, note)
+
+    n_nodes = clf.n_nodes_
+    tree = clf.trees_[0]
+    per_node = tree.nbytes / tree.capacity
+    acc = float(np.mean(clf.classes_[P.argmax(1)] == yte))
+    mem_rows = [["nodes per tree (mean, min-max)",
+                 f"{n_nodes.mean():.0f} ({n_nodes.min()}-{n_nodes.max()})"],
+                ["bytes per node (node arrays + AMF statistics)", f"{per_node:.0f}"],
+                ["model size, 10 trees", f"{clf.model_size_ / 2**20:.1f} MB"],
+                ["per-sample Python objects", "none (struct-of-arrays, no sample store)"],
+                ["test accuracy after this fit", f"{acc:.4f}"]]
+    report.section("Memory (letter, 15000 rows, 10 trees)",
+                   markdown_table(["quantity", "value"], mem_rows),
+                   "bytes per node = 2 x 16 features x 8 (box) + 8 x 8 (structure, "
+                   "times, counts) + 26 x 8 (class counts) + 3 x 8 (total, log-weights).")
+
+
+def main():
+    parser = make_parser(__doc__.splitlines()[0])
+    args = parser.parse_args()
+    report = Report("bench_amf", "AMF: online protocol of the AMF paper", args)
+    letter = None
+    verdicts = []
+    for name in CLASSIFICATION:
+        full, better = classification_section(report, name, args.quick, args.seed)
+        verdicts.append((name, better))
+        if name == "letter":
+            letter = full
+    for name in REGRESSION:
+        regression_section(report, name, args.quick, args.seed)
+    speed_section(report, args.quick, args.seed)
+    if letter is not None and not args.quick:
+        rows = [["letter test accuracy >= 0.92", f"{letter[0]:.4f}",
+                 "yes" if letter[0] >= 0.92 else "MISSED"],
+                ["letter test log loss <= 0.51", f"{letter[2]:.4f}",
+                 "yes" if letter[2] <= 0.51 else "MISSED"]]
+        rows += [[f"log loss <= river AMF on {n}", "", "yes" if b else "MISSED"]
+                 for n, b in verdicts]
+        report.section("Targets", markdown_table(["target", "value", "met"], rows))
+    if hasattr(report, "finish"):
+        report.finish()
+
+
+if __name__ == "__main__":
+    main()
