@@ -155,7 +155,7 @@ def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
         if not full and tree.meta[META_N_NODES] + 2 > tree.parent.shape[0]:
             return i
         s = sample_ids[i]
-        multiplicity = 1.0
+        multiplicity = _multiplicity(sample_mult, s)
         if bootstrap:
             k = poisson(rng, 1.0)
             sample_mult[s] = k
