@@ -419,13 +419,12 @@ def test_boosting_draws_poisson_with_the_example_weight():
     k = np.array([tree.sample_mult[:800] for tree in model.trees_])
     errors, lam_before, _ = hand_boosting(k, y)
     np.testing.assert_allclose(model._boost_errors, errors, rtol=1e-12)
-    assert lam_before.std() > 0.2  # the weights really vary
-    z = (k - lam_before).sum() / np.sqrt(lam_before.sum())
-    assert abs(z) < 4
-    heavy = lam_before > 2
-    assert heavy.sum() > 50
-    z_heavy = (k[heavy] - lam_before[heavy]).sum() / np.sqrt(lam_before[heavy].sum())
-    assert abs(z_heavy) < 4
+    # Tree 0 always gets weight 1; once the trees are right, later trees get about
+    # 1/2. A rate of 1 everywhere would put z near 50.
+    assert np.all(lam_before[0] == 1.0) and lam_before[1:].mean() < 0.6
+    for rows in (slice(0, 1), slice(1, None)):
+        z = (k[rows] - lam_before[rows]).sum() / np.sqrt(lam_before[rows].sum())
+        assert abs(z) < 4
 
 
 def test_boosting_mini_batch_equals_example_by_example(iris):

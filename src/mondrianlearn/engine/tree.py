@@ -175,6 +175,18 @@ class TreeState:
         capacity = max(int(n_samples), 2 * self.sample_next.shape[0])
         self.sample_next = _resize_rows(self.sample_next, capacity, -1)
 
+    def add_features(self, values):
+        """Append features: every node's box gets ``[v, v]`` in each new feature.
+
+        This is the tree of the same points had they all carried value ``v`` (how a
+        feature first seen late enters a model, as in river's AMF).
+        """
+        values = np.asarray(values, dtype=np.float64)
+        new = np.broadcast_to(values, (self.capacity, values.shape[0]))
+        self.arrays = self.arrays._replace(
+            lower=np.hstack([self.arrays.lower, new]),
+            upper=np.hstack([self.arrays.upper, new]))
+
     def resize_stat_columns(self, name, n_columns):
         """Widen a per-node model array to ``n_columns`` columns (new ones zero)."""
         array = self.node_stats[name]
@@ -240,6 +252,11 @@ class SampleStore:
         self.stats[self.n:needed, : stats.shape[1]] = stats
         self.n = needed
         return ids
+
+    def add_features(self, values):
+        """Append feature columns holding ``values`` for every stored point."""
+        values = np.asarray(values, dtype=np.float64)
+        self.X = np.hstack([self.X, np.broadcast_to(values, (self.X.shape[0], values.shape[0]))])
 
     def widen(self, n_stats):
         """Add zero columns to the statistics (a new class appeared)."""

@@ -101,6 +101,18 @@ class BaseMondrianForest(BaseEstimator):
                 tree.keep_samples = False
                 tree.sample_mult = tree.sample_mult[:0] if not bootstrap else np.zeros(1)
 
+    def _add_features(self, values):
+        """Grow the input space by features first seen now, at ``values``.
+
+        Earlier points are taken to have had these values (river's convention for
+        features that appear late); used by :mod:`mondrianlearn.river`.
+        """
+        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        self._store.add_features(values)
+        for tree in self.trees_:
+            tree.add_features(values)
+        self.n_features_in_ += values.shape[0]
+
     def _widen_stats(self, n_stats):
         """Grow the statistics to ``n_stats`` columns (a new class arrived)."""
         self._store.widen(n_stats)

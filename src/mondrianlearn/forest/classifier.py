@@ -161,6 +161,16 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         self._learn_batch(X, y, sample_weight)
         return self
 
+    def _partial_fit_validated(self, X, y):
+        """``partial_fit`` of a fitted model on a checked float64 array (no validation).
+
+        For callers that check their input themselves, one row at a time (river).
+        """
+        y = np.asarray(y)
+        self._add_new_classes(y)
+        self._learn_batch(X, y, np.ones(X.shape[0]))
+        return self
+
     def _add_new_classes(self, y):
         new = np.setdiff1d(np.unique(y), self.classes_)
         if new.size == 0:
@@ -232,7 +242,10 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``; rows sum to one.
         """
-        X = self._check_predict_input(X)
+        return self._predict_proba_validated(self._check_predict_input(X))
+
+    def _predict_proba_validated(self, X):
+        """``predict_proba`` on a C-contiguous, finite float64 array of the right width."""
         gamma = self._gamma()
         max_depth = self._max_depth_value()
         n_classes = len(self.classes_)

@@ -160,7 +160,15 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         std : ndarray of shape (n_samples,)
             Only when ``return_std`` is true.
         """
-        X = self._check_predict_input(X)
+        return self._predict_validated(self._check_predict_input(X), return_std)
+
+    def _partial_fit_validated(self, X, y):
+        """``partial_fit`` of a fitted model on a checked float64 array (no validation)."""
+        self._learn_batch(X, np.asarray(y, dtype=np.float64), np.ones(X.shape[0]))
+        return self
+
+    def _predict_validated(self, X, return_std=False):
+        """``predict`` on a C-contiguous, finite float64 array of the right width."""
         max_depth = self._max_depth_value()
         trees = self._trained_trees()
         mean = np.zeros(X.shape[0])

@@ -13,8 +13,10 @@ def check_X_y_batch(estimator, X, y, sample_weight, *, reset, y_numeric=False):
     """
     X, y = validate_data(estimator, X, y, reset=reset, dtype=np.float64,
                          ensure_min_samples=1, y_numeric=y_numeric)
+    # A later mini-batch of zero weights is allowed (it teaches nothing: a no-op).
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                         ensure_non_negative=True)
+                                         ensure_non_negative=True,
+                                         allow_all_zero_weights=not reset)
     return np.ascontiguousarray(X), y, sample_weight
 
 
