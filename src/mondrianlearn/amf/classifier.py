@@ -251,7 +251,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
             s = tree.node_stats
             predict_proba_tree(tree.arrays, Xc, s["counts"], s["total"],
                                s["log_weight"], s["log_weight_tree"], dirichlet,
-                               aggregate, scale, part)
+                               aggregate, self._temporary_extension, scale, part)
 
         return self._sum_over_trees(X, (len(self.classes_),), run)
 

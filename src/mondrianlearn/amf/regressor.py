@@ -173,7 +173,8 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         def run(tree, Xc, part):
             s = tree.node_stats
             predict_mean_tree(tree.arrays, Xc, s["mean"], s["log_weight"],
-                              s["log_weight_tree"], aggregate, scale, part)
+                              s["log_weight_tree"], aggregate,
+                              self._temporary_extension, scale, part)
 
         return self._sum_over_trees(X, (), run)
 

@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..engine.random import spawn_states
 from ..engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, SampleStore, TreeState
 from ..utils.parallel import map_trees
+from ..utils.persistence import VersionedStateMixin
 from ..utils.validation import check_X_predict
 from ..engine.growth import close_pending_blocks
 from ._additive import (accumulate_new_nodes, draw_multiplicities, extend_tree,
@@ -26,7 +27,7 @@ from ._additive import (accumulate_new_nodes, draw_multiplicities, extend_tree,
 _BIG_DEPTH = 2**62
 
 
-class BaseMondrianForest(BaseEstimator):
+class BaseMondrianForest(VersionedStateMixin, BaseEstimator):
     """Base class: subclasses define the label statistics (``_point_stats``)."""
 
     _parameter_constraints = {
@@ -90,8 +91,11 @@ class BaseMondrianForest(BaseEstimator):
             else:
                 _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
                                     max_nodes)
+            return tree
 
-        map_trees(learn_tree, self.trees_, self.n_jobs)
+        # The trained trees are taken from the results: with joblib's Dask backend
+        # each tree is trained on a worker and comes back as a new object.
+        self.trees_ = map_trees(learn_tree, self.trees_, self.n_jobs)
         if all(t.n_nodes + 2 > max_nodes for t in self.trees_):
             # Every tree is full: no paused leaf will be re-sampled again, so the
             # points are no longer needed (memory stays bounded).

@@ -1,0 +1,37 @@
+"""Saving and loading models: pickles record the library version and state format."""
+
+STATE_FORMAT = 1
+"""Version of the layout of fitted state; bumped when a saved model can no longer load."""
+
+
+class IncompatibleModelError(ValueError):
+    """A saved model was written by a mondrian-learn whose state format differs."""
+
+
+class VersionedStateMixin:
+    """Record the library version in pickles and refuse incompatible ones clearly.
+
+    Works with ``pickle`` and ``joblib`` alike (both go through ``__getstate__`` and
+    ``__setstate__``). A model loaded with the same state format predicts exactly as
+    before and can keep learning.
+    """
+
+    def __getstate__(self):
+        from .. import __version__
+
+        state = super().__getstate__()
+        state["_mondrianlearn_version"] = __version__
+        state["_mondrianlearn_state_format"] = STATE_FORMAT
+        return state
+
+    def __setstate__(self, state):
+        from .. import __version__
+
+        saved = state.get("_mondrianlearn_state_format")
+        if saved != STATE_FORMAT:
+            version = state.get("_mondrianlearn_version", "an unknown version")
+            raise IncompatibleModelError(
+                f"This {type(self).__name__} was saved by mondrian-learn {version} "
+                f"(state format {saved}); mondrian-learn {__version__} reads state format "
+                f"{STATE_FORMAT}. Load it with mondrian-learn {version}, or refit it.")
+        super().__setstate__(state)
