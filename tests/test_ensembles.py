@@ -61,6 +61,8 @@ def assert_same_trees(a, b, stats_rtol=0.0):
         assert ta.n_nodes == tb.n_nodes
         n = ta.n_nodes
         assert ta.arrays.meta[META_ROOT] == tb.arrays.meta[META_ROOT]
+        # The copies drew no random number: both streams are at the same place.
+        np.testing.assert_array_equal(ta.rng_state, tb.rng_state)
         for field in STRUCTURE:
             np.testing.assert_array_equal(getattr(ta.arrays, field)[:n],
                                           getattr(tb.arrays, field)[:n], err_msg=field)
@@ -159,6 +161,42 @@ def test_copies_later_in_the_stream_change_no_split(cls, iris, regression):
     copies.partial_fit(X[extra[::-1]], y[extra[::-1]], **kwargs)
     rtol = 0.0 if cls is MondrianForestClassifier else 1e-12
     assert_same_trees(weighted, copies, stats_rtol=rtol)
+    probe = probe_points(X)
+    np.testing.assert_allclose(outputs(weighted, probe), outputs(copies, probe),
+                               rtol=1e-11, atol=1e-12)
+
+
+@pytest.mark.parametrize("min_samples_split", [2, 5])
+@pytest.mark.parametrize("cls", FORESTS)
+def test_partition_does_not_depend_on_positive_weights(cls, min_samples_split, iris,
+                                                       regression):
+    # Positive weights (integer or not) change the statistics, never the partition,
+    # in batch and online, whatever min_samples_split. (Copies of a row do count in
+    # min_samples_split: with a value above 2, w copies and weight w can pause
+    # different blocks, which is why the copy tests above use the default 2.)
+    X, y = data_for(cls, iris, regression)
+    w = np.random.RandomState(3).uniform(0.1, 5.0, size=len(y))
+    kwargs = stream_kwargs(cls, y)
+    for online in (False, True):
+        models = []
+        for weights in (w, None):
+            model = cls(n_estimators=3, min_samples_split=min_samples_split,
+                        random_state=0)
+            if online:
+                for batch in np.array_split(np.arange(len(y)), 4):
+                    model.partial_fit(X[batch], y[batch], **kwargs,
+                                      sample_weight=None if weights is None
+                                      else weights[batch])
+            else:
+                model.fit(X, y, sample_weight=weights)
+            models.append(model)
+        for ta, tb in zip(models[0].trees_, models[1].trees_):
+            assert ta.n_nodes == tb.n_nodes
+            for field in STRUCTURE + ("n_points",):
+                np.testing.assert_array_equal(getattr(ta.arrays, field)[:ta.n_nodes],
+                                              getattr(tb.arrays, field)[:tb.n_nodes])
+            assert not np.allclose(ta.node_stats["stats"][:ta.n_nodes],
+                                   tb.node_stats["stats"][:tb.n_nodes])
 
 
 # ------------------------------------------------------------------- zero weights
@@ -335,8 +373,11 @@ def two_point_stream(n=60, seed=3):
     return y[:, None].astype(float), y
 
 
-def hand_boosting(k, y, lam0=None, errors0=None, n_before=0, seen0=None):
+def hand_boosting(k, y, lam0=None, errors0=None, n_before=0, seen0=None, weights=None):
     """Algorithm 6, example by example, with the trees' draws ``k[t, i]`` given.
+
+    With ``weights``, example ``i`` counts ``weights[i] * lam`` in the error sums and
+    ``N`` is the total weight so far.
 
     Returns ``(errors (T, 2), lam_before (T, n), lam_after (n,))``: the weight each
     example had when it reached each tree, and after the last tree.
@@ -346,17 +387,19 @@ def hand_boosting(k, y, lam0=None, errors0=None, n_before=0, seen0=None):
     seen = np.zeros((n_trees, 2)) if seen0 is None else seen0.copy()
     lam_before = np.zeros((n_trees, n))
     lam_after = np.ones(n) if lam0 is None else lam0.astype(float).copy()
+    weights = np.ones(n) if weights is None else weights
+    big_n = n_before
     for i in range(n):
         lam = lam_after[i]
-        big_n = n_before + i + 1
+        big_n += weights[i]
         for t in range(n_trees):
             lam_before[t, i] = lam
             seen[t, y[i]] += k[t, i]
             if seen[t, y[i]] > 0:  # correct
-                errors[t, 0] += lam
+                errors[t, 0] += weights[i] * lam
                 lam *= big_n / (2 * errors[t, 0])
             else:
-                errors[t, 1] += lam
+                errors[t, 1] += weights[i] * lam
                 lam *= big_n / (2 * errors[t, 1])
         lam_after[i] = lam
     return errors, lam_before, lam_after
@@ -376,6 +419,26 @@ def test_boosting_weights_follow_the_update_rule_on_a_hand_worked_stream():
     np.testing.assert_allclose(model.estimator_errors_, e, rtol=1e-13)
     np.testing.assert_allclose(model.estimator_weights_,
                                np.where(e < 0.5, np.log((1 - e) / e), 0.0), rtol=1e-12)
+
+
+def test_boosting_sample_weights_scale_the_error_sums():
+    # A weight w scales the example's counts (k * w) and its share w * lam of the
+    # error sums; N is the total weight. Unit weights are the plain rule exactly.
+    X, y = two_point_stream(n=60, seed=6)
+    n = len(y)
+    w = np.random.RandomState(1).choice([0.5, 1.0, 2.0, 3.0], size=n)
+    model = MondrianBoostingClassifier(n_estimators=5, random_state=0)
+    model.fit(X, y, sample_weight=w)
+    k = np.array([tree.sample_mult[:n] for tree in model.trees_])
+    errors, _, _ = hand_boosting(k, y, weights=w)
+    np.testing.assert_allclose(model._boost_errors, errors, rtol=1e-13)
+    for t, tree in enumerate(model.trees_):
+        root = tree.arrays.meta[META_ROOT]
+        np.testing.assert_allclose(tree.node_stats["stats"][root],
+                                   np.bincount(y, weights=k[t] * w, minlength=2))
+    unit = MondrianBoostingClassifier(n_estimators=5, random_state=0)
+    unit.fit(X, y, sample_weight=np.ones(n))
+    assert_same_model(unit, MondrianBoostingClassifier(n_estimators=5, random_state=0).fit(X, y))
 
 
 def test_boost_tree_kernel_updates_a_controlled_weight_array():
@@ -399,8 +462,9 @@ def test_boost_tree_kernel_updates_a_controlled_weight_array():
         _reserve_nodes(tree, len(ids) - position)
         position = boost_tree(tree.arrays, model._store.X, model._store.keys,
                               model._store.stats, tree.node_stats["stats"],
-                              tree.sample_next, tree.sample_mult, ids, position, lam, 10,
-                              model._boost_errors[0], model._gamma(), np.inf, True, 2,
+                              tree.sample_next, tree.sample_mult, ids, position, lam,
+                              np.ones(40), 10.0 + np.arange(1, 41), model._boost_errors[0],
+                              model._gamma(), np.inf, True, 2,
                               tree.rng_state)
     k = tree.sample_mult[10:50][None, :]
     seen0 = np.array([[k_first[y[:10] == 0].sum(), k_first[y[:10] == 1].sum()]])
@@ -485,3 +549,31 @@ def test_boosting_without_useful_trees_votes_with_equal_weights(iris):
     proba = model.predict_proba(X)
     np.testing.assert_allclose(proba, weighted_votes(model, X, np.ones(4)), rtol=1e-12)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("model", [
+    MondrianForestClassifier(n_estimators=4, bootstrap=True, random_state=0),
+    MondrianForestRegressor(n_estimators=4, bootstrap=True, random_state=0),
+    MondrianBoostingClassifier(n_estimators=4, random_state=0),
+], ids=repr)
+def test_pickled_ensembles_go_on_learning_identically(model, iris, regression):
+    X, y = regression if isinstance(model, MondrianForestRegressor) else iris
+    model.partial_fit(X[:70], y[:70])
+    restored = pickle.loads(pickle.dumps(model))
+    model.partial_fit(X[70:], y[70:])
+    restored.partial_fit(X[70:], y[70:])
+    assert_same_model(model, restored)
+    probe = probe_points(X)
+    np.testing.assert_array_equal(outputs(model, probe), outputs(restored, probe))
+
+
+def test_boosting_predictions_do_not_depend_on_n_jobs(iris):
+    X, y = iris
+    probe = probe_points(X)
+    one = MondrianBoostingClassifier(n_estimators=6, n_jobs=1, random_state=0).fit(X, y)
+    two = MondrianBoostingClassifier(n_estimators=6, n_jobs=2, random_state=0).fit(X, y)
+    assert_same_model(one, two)
+    for voting in ("hard", "soft"):
+        one.set_params(voting=voting)
+        two.set_params(voting=voting)
+        np.testing.assert_array_equal(one.predict_proba(probe), two.predict_proba(probe))

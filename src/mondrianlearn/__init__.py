@@ -11,6 +11,8 @@ _EXPORTS = {
     "MondrianForestRegressor": "mondrianlearn.forest",
     "MondrianTreeClassifier": "mondrianlearn.forest",
     "MondrianTreeRegressor": "mondrianlearn.forest",
+    "merge_forests": "mondrianlearn.forest",
+    "DaskShardedForest": "mondrianlearn.dask",
     "MondrianBoostingClassifier": "mondrianlearn.ensemble",
     "AMFClassifier": "mondrianlearn.amf",
     "AMFRegressor": "mondrianlearn.amf",

@@ -75,14 +75,17 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
 
     Examples
     --------
+    >>> import numpy as np
     >>> from sklearn.datasets import load_iris
     >>> from mondrianlearn import AMFClassifier
     >>> X, y = load_iris(return_X_y=True)
+    >>> order = np.random.RandomState(0).permutation(150)
+    >>> X, y = X[order], y[order]
     >>> clf = AMFClassifier(n_estimators=10, random_state=0)
-    >>> for start in range(0, 150, 50):  # three mini-batches
-    ...     _ = clf.partial_fit(X[start:start + 50], y[start:start + 50])
-    >>> clf.predict(X[[0, 75, 149]]).tolist()
-    [0, 1, 2]
+    >>> for start in range(0, 100, 20):  # a stream of mini-batches
+    ...     _ = clf.partial_fit(X[start:start + 20], y[start:start + 20])
+    >>> round(clf.score(X[100:], y[100:]), 2)
+    0.96
     """
 
     _parameter_constraints = {

@@ -13,7 +13,9 @@ class AMFRegressor(RegressorMixin, BaseAMF):
     Same partition and aggregation as :class:`AMFClassifier`; every node forecasts the
     running mean of its targets (0 while empty) and is scored with the squared loss
     ``(prediction - y)^2 / 2``. The theory asks for ``step = 1 / (8 B^2)`` for targets
-    in ``[-B, B]``; the default 1 suits targets of order one.
+    in ``[-B, B]``; the default 1 suits targets of order one. As an empty cell predicts
+    0 (the paper's choice), centre and scale the targets (e.g. with
+    ``sklearn.compose.TransformedTargetRegressor``) when they are far from 0.
 
     Parameters
     ----------

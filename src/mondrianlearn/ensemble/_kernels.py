@@ -35,7 +35,7 @@ def _plant(tree, X, keys, point_stats, stats, sample_next, sample_mult, s, lifet
 
 @kernel
 def boost_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult, sample_ids,
-               start, lam, n_seen_before, errors, gamma, lifetime, pause_pure,
+               start, lam, weights, seen_weight, errors, gamma, lifetime, pause_pure,
                min_samples_split, rng):
     """Train one boosted tree on ``sample_ids[start:]`` and update the example weights.
 
@@ -44,6 +44,11 @@ def boost_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult, samp
     ``lam[i] *= N / (2 sc)``, otherwise ``sw += lam[i]`` and ``lam[i] *= N / (2 sw)``,
     with ``N`` the number of examples seen so far. ``errors`` holds ``(sc, sw)`` and
     is updated in place.
+
+    With sample weights (``weights[i]``, already scaling the example's statistics),
+    the example counts as ``weights[i] * lam[i]`` in ``sc``/``sw`` and ``N`` is the
+    total weight seen up to example ``i`` (``seen_weight[i]``); unit weights give
+    the rule above exactly.
 
     Returns the position of the first example not processed (less than the batch
     size when the node capacity may not suffice: grow the tree and call again).
@@ -77,11 +82,10 @@ def boost_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult, samp
             predict_proba_point(tree, stats, X[s], gamma, 1 << 62, 1.0, proba, nodes,
                                 reals, classes, excess)
             correct = np.argmax(proba) == keys[s]
-        n_seen = n_seen_before + i + 1
         if correct:
-            errors[0] += lam[i]
-            lam[i] *= n_seen / (2.0 * errors[0])
+            errors[0] += weights[i] * lam[i]
+            lam[i] *= seen_weight[i] / (2.0 * errors[0])
         else:
-            errors[1] += lam[i]
-            lam[i] *= n_seen / (2.0 * errors[1])
+            errors[1] += weights[i] * lam[i]
+            lam[i] *= seen_weight[i] / (2.0 * errors[1])
     return sample_ids.shape[0]

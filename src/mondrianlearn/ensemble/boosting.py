@@ -24,7 +24,10 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
 
     Training is sequential over the trees (each depends on the previous ones) but
     runs in one compiled loop per tree and mini-batch; ``fit`` is one online pass
-    over the data in order.
+    over the data in order. A ``sample_weight`` ``w`` scales the example's class
+    counts and its share ``w * lam`` of ``sc_t, sw_t`` (``N`` is then the total
+    weight seen); a row of weight 2 is still one example (one draw per tree), not
+    two copies.
 
     Parameters
     ----------
@@ -78,12 +81,20 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
     def _start_model(self, n_features, n_stats):
         super()._start_model(n_features, n_stats)
         self._boost_errors = np.zeros((self.n_estimators, 2))
+        self._boost_weight_seen = 0.0
 
     def _learn(self, X, keys, point_stats):
-        """Boost: trees one after the other, each over the whole mini-batch."""
+        """Boost: trees one after the other, each over the whole mini-batch.
+
+        A sample weight ``w`` (the row sum of ``point_stats``) scales the example's
+        class counts and its contribution ``w * lam`` to the trees' error sums;
+        ``N`` in the weight update is the total weight seen.
+        """
         ids = self._store.append(X, keys, point_stats)
-        n_before = self.n_samples_seen_
         self.n_samples_seen_ += X.shape[0]
+        weights = np.ascontiguousarray(point_stats.sum(axis=1))
+        seen_weight = self._boost_weight_seen + np.cumsum(weights)
+        self._boost_weight_seen = float(seen_weight[-1])
         store = self._store
         lam = np.ones(ids.shape[0])
         gamma = self._gamma()
@@ -94,8 +105,8 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
                 _reserve_nodes(tree, ids.shape[0] - position, conservative=True)
                 position = boost_tree(
                     tree.arrays, store.X, store.keys, store.stats, tree.node_stats["stats"],
-                    tree.sample_next, tree.sample_mult, ids, position, lam, n_before,
-                    self._boost_errors[t], gamma, float(self.lifetime), True,
+                    tree.sample_next, tree.sample_mult, ids, position, lam, weights,
+                    seen_weight, self._boost_errors[t], gamma, float(self.lifetime), True,
                     int(self.min_samples_split), tree.rng_state)
 
     @property

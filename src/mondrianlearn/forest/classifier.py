@@ -145,19 +145,19 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
             return self
         X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first)
         check_classification_targets(y)
+        seen = y[sample_weight > 0]  # rows of weight zero teach nothing, not even a label
         if first:
-            if classes is not None:
-                self.classes_ = np.unique(np.asarray(classes))
-                self._classes_declared = True
-            else:
-                self.classes_ = np.unique(y)
-                self._classes_declared = False
+            declared = classes is not None
+            known = np.unique(np.asarray(classes)) if declared else np.unique(seen)
+            _check_declared(known, seen, declared)  # before any state changes
+            self.classes_ = known
+            self._classes_declared = declared
             self._start_model(X.shape[1], len(self.classes_))
         elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
             raise ValueError(
                 f"`classes={np.unique(classes)!r}` differs from the classes of the "
                 f"first call to partial_fit, {self.classes_!r}.")
-        self._add_new_classes(y)
+        self._add_new_classes(seen)
         self._learn_batch(X, y, sample_weight)
         return self
 
@@ -172,13 +172,10 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         return self
 
     def _add_new_classes(self, y):
+        _check_declared(self.classes_, y, self._classes_declared)
         new = np.setdiff1d(np.unique(y), self.classes_)
         if new.size == 0:
             return
-        if self._classes_declared:
-            raise ValueError(
-                f"Labels {new.tolist()!r} are not in `classes` given to the first "
-                f"call to partial_fit ({self.classes_.tolist()!r}).")
         merged = np.unique(np.concatenate([self.classes_, new]))
         old_to_new = np.searchsorted(merged, self.classes_)
         self._widen_stats(len(merged))
@@ -328,6 +325,17 @@ class MondrianTreeClassifier(MondrianForestClassifier):
         tree = self.trees_[0]
         return MondrianTreeView.from_state(tree, value=tree.node_stats["stats"],
                                            posterior=self.node_posteriors(0))
+
+
+def _check_declared(classes, y, declared):
+    """With declared classes, any other label is an error."""
+    if not declared:
+        return
+    new = np.setdiff1d(np.unique(y), classes)
+    if new.size:
+        raise ValueError(
+            f"Labels {new.tolist()!r} are not in `classes` given to the first call to "
+            f"partial_fit ({np.asarray(classes).tolist()!r}).")
 
 
 def _is_empty(X):

@@ -26,13 +26,14 @@ def chol_rank1_update(U, size, x, first):
             continue
         ukk = U[k, k]
         r = np.sqrt(ukk * ukk + xk * xk)
-        c = r / ukk
-        s = xk / ukk
+        cos = ukk / r
+        sin = xk / r
         U[k, k] = r
+        row = U[k]
         for i in range(k + 1, size):
-            u = (U[k, i] + s * x[i]) / c
-            x[i] = c * x[i] - s * u
-            U[k, i] = u
+            u = cos * row[i] + sin * x[i]
+            x[i] = cos * x[i] - sin * row[i]
+            row[i] = u
 
 
 @kernel
@@ -65,13 +66,14 @@ def chol_delete(U, size, p, work):
         if xk == 0.0:
             continue
         r = np.sqrt(ukk * ukk + xk * xk)
-        c = r / ukk
-        s = xk / ukk
+        cos = ukk / r
+        sin = xk / r
         U[p + i, p + i] = r
-        for j in range(i + 1, m):
-            u = (U[p + i, p + j] + s * work[j]) / c
-            work[j] = c * work[j] - s * u
-            U[p + i, p + j] = u
+        row = U[p + i]
+        for j in range(p + i + 1, size - 1):
+            u = cos * row[j] + sin * work[j - p]
+            work[j - p] = cos * work[j - p] - sin * row[j]
+            row[j] = u
 
 
 @kernel

@@ -79,86 +79,105 @@ class FlatForest:
 
 # ------------------------------------------------------------------ ridge sweep
 @kernel
-def _ridge_add_feature(node, tree, size, U, b, pos, at, active, start, end, pts,
-                       weight_fit, y, scale, alpha, column, work):
-    """Append feature ``node`` (its points already moved to it) at position ``size``."""
+def _ridge_split(c, t, small, big, S, slot_of, b_slot, n_slots, active, start, end, pts,
+                 weight_fit, y, scale, col_small, col_big):
+    """Gram columns of the two children of ``c``; the big child takes ``c``'s slot.
+
+    Only the smaller child's column is counted from its points (``O(n_small M)``);
+    the other is the parent's minus it, since ``phi_c = phi_small + phi_big``.
+    """
     n_trees = active.shape[1]
-    column[: size + 1] = 0.0
-    pos[node] = size
-    at[size] = node
-    b_new = 0.0
-    for k in range(start[node], end[node]):
-        n = pts[k]
+    slot_c = slot_of[c]
+    slot_s = n_slots
+    slot_of[small] = slot_s
+    slot_of[big] = slot_c
+    for q in range(start[big], end[big]):
+        active[pts[q], t] = big
+    for q in range(start[small], end[small]):
+        active[pts[q], t] = small
+    col_small[: n_slots + 1] = 0.0
+    b_small = 0.0
+    for q in range(start[small], end[small]):
+        n = pts[q]
         w = weight_fit[n]
         if w == 0.0:
             continue
-        b_new += w * y[n] * scale
-        for s in range(n_trees):
-            column[pos[active[n, s]]] += w * scale * scale
-    column[size] += alpha
-    b[size] = b_new
-    return chol_append(U, size, column, work)
+        b_small += w * y[n] * scale
+        for u in range(n_trees):
+            col_small[slot_of[active[n, u]]] += w * scale * scale
+    for j in range(n_slots + 1):
+        col_big[j] = S[slot_c, j] - col_small[j]
+    col_big[slot_c] = S[slot_c, slot_c] - col_small[slot_s]
+    col_big[slot_s] = 0.0
+    for j in range(n_slots + 1):
+        S[slot_c, j] = col_big[j]
+        S[j, slot_c] = col_big[j]
+        S[slot_s, j] = col_small[j]
+        S[j, slot_s] = col_small[j]
+    b_slot[slot_s] = b_small
+    b_slot[slot_c] -= b_small
 
 
 @kernel
-def _ridge_record(size, U, b, pos, active, y, weight_fit, weight_val, scale, alpha,
-                  coef, pred, record, r):
-    """Solve for the weights; store (n_features, train, validation MSE, lml) at ``r``."""
+def _ridge_append(node, size, U, b, pos, at, S, slot_of, b_slot, alpha, column, work):
+    """Append feature ``node`` (Gram column in ``S``) at factor position ``size``."""
+    sn = slot_of[node]
+    for i in range(size):
+        column[i] = S[slot_of[at[i]], sn]
+    column[size] = S[sn, sn] + alpha
+    if not chol_append(U, size, column, work):
+        return False
+    pos[node] = size
+    at[size] = node
+    b[size] = b_slot[sn]
+    return True
+
+
+@kernel
+def ridge_record(size, U, b, pos, active, y, val_rows, weight_val, yWy, fit_w, scale,
+                 alpha, coef, record, r):
+    """Solve for the weights and store (n_features, train MSE, validation MSE, lml).
+
+    The training residual comes from ``y^T W y - b^T w - alpha ||w||^2`` (no pass
+    over the rows); only validation rows are predicted.
+    """
     chol_solve(U, size, b, coef)
-    n_trees = active.shape[1]
-    fit_sq = 0.0
-    fit_w = 0.0
-    val_sq = 0.0
-    val_w = 0.0
-    for n in range(active.shape[0]):
-        f = 0.0
-        for s in range(n_trees):
-            f += coef[pos[active[n, s]]]
-        f *= scale
-        pred[n] = f
-        e = (y[n] - f) * (y[n] - f)
-        fit_sq += weight_fit[n] * e
-        fit_w += weight_fit[n]
-        val_sq += weight_val[n] * e
-        val_w += weight_val[n]
+    bw = 0.0
     coef_sq = 0.0
     for i in range(size):
+        bw += b[i] * coef[i]
         coef_sq += coef[i] * coef[i]
+    fit_sq = max(yWy - bw - alpha * coef_sq, 0.0)
+    val_sq = 0.0
+    val_w = 0.0
+    for k in range(val_rows.shape[0]):
+        n = val_rows[k]
+        f = 0.0
+        for s in range(active.shape[1]):
+            f += coef[pos[active[n, s]]]
+        e = y[n] - f * scale
+        val_sq += weight_val[n] * e * e
+        val_w += weight_val[n]
     logdet = chol_logdet(U, size)
     record[r, 0] = size
     record[r, 1] = fit_sq / fit_w if fit_w > 0 else np.nan
     record[r, 2] = val_sq / val_w if val_w > 0 else np.nan
     record[r, 3] = (-fit_sq / (2.0 * alpha) - coef_sq / 2.0 - logdet / 2.0
-                    - (fit_w - size) / 2.0 * np.log(alpha) - fit_w / 2.0 * np.log(2.0 * np.pi))
-
-
-@kernel
-def ridge_sweep_start(roots, size_box, U, b, pos, at, active, start, end, pts, weight_fit,
-                      y, scale, alpha, column, work, coef, pred, weight_val, record):
-    """Lifetime 0: one feature per tree (its root), recorded at row 0."""
-    for t in range(roots.shape[0]):
-        for k in range(start[roots[t]], end[roots[t]]):
-            active[pts[k], t] = roots[t]
-    size = 0
-    for t in range(roots.shape[0]):
-        if not _ridge_add_feature(roots[t], t, size, U, b, pos, at, active, start, end,
-                                  pts, weight_fit, y, scale, alpha, column, work):
-            return -1
-        size += 1
-    _ridge_record(size, U, b, pos, active, y, weight_fit, weight_val, scale, alpha, coef,
-                  pred, record, 0)
-    size_box[0] = size
-    return 1
+                    - (fit_w - size) / 2.0 * np.log(alpha) - fit_w / 2.0 * _LOG_2PI)
 
 
 @kernel
 def ridge_sweep_events(events, first, last, left, right, tree_of, start, end, pts,
-                       size_box, max_features, U, b, pos, at, active, weight_fit,
-                       weight_val, y, scale, alpha, column, work, coef, pred, record):
+                       size_box, max_features, U, b, pos, at, S, slot_of, b_slot, active,
+                       weight_fit, y, val_rows, weight_val, yWy, fit_w, scale, alpha,
+                       column, work, col_small, coef, record):
     """Process the cuts ``events[first:last]`` in order; one record row per cut.
 
-    Returns the index of the first cut not processed (earlier than ``last`` when
-    ``max_features`` would be exceeded or the factor lost definiteness).
+    At a cut of feature ``c``: the Gram columns of its children are formed, the
+    factor drops ``c`` (:func:`chol_delete`) and appends both children
+    (:func:`chol_append`), and the new solution is scored. Returns the index of the
+    first cut not processed (``max_features`` reached), or ``-k - 1`` when the factor
+    lost definiteness at cut ``k``.
     """
     size = size_box[0]
     for k in range(first, last):
@@ -167,6 +186,14 @@ def ridge_sweep_events(events, first, last, left, right, tree_of, start, end, pt
             return k
         c = events[k]
         t = tree_of[c]
+        l = left[c]
+        r = right[c]
+        if end[l] - start[l] <= end[r] - start[r]:
+            small, big = l, r
+        else:
+            small, big = r, l
+        _ridge_split(c, t, small, big, S, slot_of, b_slot, size, active, start, end, pts,
+                     weight_fit, y, scale, col_small, column)
         p = pos[c]
         chol_delete(U, size, p, work)
         for i in range(p, size - 1):
@@ -175,17 +202,14 @@ def ridge_sweep_events(events, first, last, left, right, tree_of, start, end, pt
             pos[at[i]] = i
         size -= 1
         pos[c] = -1
-        for child in (left[c], right[c]):
-            for q in range(start[child], end[child]):
-                active[pts[q], t] = child
-        for child in (left[c], right[c]):
-            if not _ridge_add_feature(child, t, size, U, b, pos, at, active, start, end,
-                                      pts, weight_fit, y, scale, alpha, column, work):
+        for child in (big, small):
+            if not _ridge_append(child, size, U, b, pos, at, S, slot_of, b_slot, alpha,
+                                 column, work):
                 size_box[0] = size
                 return -k - 1
             size += 1
-        _ridge_record(size, U, b, pos, active, y, weight_fit, weight_val, scale, alpha,
-                      coef, pred, record, k + 1)
+        ridge_record(size, U, b, pos, active, y, val_rows, weight_val, yWy, fit_w, scale,
+                     alpha, coef, record, k + 1)
     size_box[0] = size
     return last
 
@@ -208,59 +232,95 @@ class RidgeSweep:
     def __init__(self, forest, y, weight_fit, weight_val, alpha, max_features):
         self.forest = forest
         n_events = forest.events.shape[0]
-        cap = int(min(max_features, forest.offset[-1])) + 2
-        self.max_features = int(max_features)
+        M = forest.n_trees
+        self.max_features = int(max(max_features, M))
+        cap = int(min(self.max_features, M + n_events)) + 2
         self.U = np.zeros((cap, cap))
+        self.S = np.zeros((cap, cap))
         self.b = np.zeros(cap)
+        self.b_slot = np.zeros(cap)
         self.at = np.zeros(cap, dtype=np.int64)
-        self.pos = np.full(forest.offset[-1], -1, dtype=np.int64)
-        self.active = np.zeros((forest.n_points, forest.n_trees), dtype=np.int64)
+        n_nodes = int(forest.offset[-1])
+        self.pos = np.full(n_nodes, -1, dtype=np.int64)
+        self.slot_of = np.full(n_nodes, -1, dtype=np.int64)
+        self.active = np.zeros((forest.n_points, M), dtype=np.int64)
         self.column = np.zeros(cap)
+        self.col_small = np.zeros(cap)
         self.work = np.zeros(cap)
         self.coef = np.zeros(cap)
-        self.pred = np.zeros(forest.n_points)
         self.record = np.full((n_events + 1, 4), np.nan)
         self.size = np.zeros(1, dtype=np.int64)
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.weight_fit = np.ascontiguousarray(weight_fit, dtype=np.float64)
         self.weight_val = np.ascontiguousarray(weight_val, dtype=np.float64)
+        self.val_rows = np.flatnonzero(self.weight_val > 0).astype(np.int64)
+        self.yWy = float(np.sum(self.weight_fit * self.y ** 2))
+        self.fit_w = float(self.weight_fit.sum())
         self.alpha = float(alpha)
-        self.scale = 1.0 / np.sqrt(forest.n_trees)
+        self.scale = 1.0 / np.sqrt(M)
 
-    def run(self, chunk=16):
-        """Sweep every cut; return (n_records, elapsed seconds after each record)."""
+    def _start(self):
+        """Lifetime 0: every tree is one cell holding every row."""
+        f, M = self.forest, self.forest.n_trees
+        self.active[:] = f.roots[None, :]
+        self.slot_of[f.roots] = np.arange(M)
+        self.pos[f.roots] = np.arange(M)
+        self.at[:M] = f.roots
+        self.S[:M, :M] = self.fit_w / M
+        A = self.S[:M, :M] + self.alpha * np.eye(M)
+        self.U[:M, :M] = np.linalg.cholesky(A).T
+        self.b_slot[:M] = self.scale * float(np.dot(self.weight_fit, self.y))
+        self.b[:M] = self.b_slot[:M]
+        self.size[0] = M
+        ridge_record(M, self.U, self.b, self.pos, self.active, self.y, self.val_rows,
+                     self.weight_val, self.yWy, self.fit_w, self.scale, self.alpha,
+                     self.coef, self.record, 0)
+
+    def run(self, chunk=16, criterion=None, stop_factor=None):
+        """Sweep the cuts in time order; return (n_records, elapsed seconds per record).
+
+        With ``stop_factor``, the sweep ends once the number of features exceeds
+        ``stop_factor`` times the number at the best record so far (and ``4 M``), the best being the
+        smallest ``record[:, criterion]`` (column 2: validation error; pass column 3
+        negated through ``criterion=-3`` for the largest log marginal likelihood).
+        """
         f = self.forest
         t0 = time.perf_counter()
-        ok = ridge_sweep_start(f.roots, self.size, self.U, self.b, self.pos, self.at,
-                               self.active, f.start, f.end, f.pts, self.weight_fit, self.y,
-                               self.scale, self.alpha, self.column, self.work, self.coef,
-                               self.pred, self.weight_val, self.record)
-        if ok < 0:
-            raise FloatingPointError("The ridge system is not positive definite.")
+        self._start()
         stamps = [time.perf_counter() - t0]
         k = 0
         n_events = f.events.shape[0]
         while k < n_events:
+            if stop_factor is not None and criterion is not None:
+                scores = self.record[: k + 1, abs(criterion)] * (-1 if criterion < 0 else 1)
+                if np.isfinite(scores).any():
+                    best = int(np.nanargmin(scores))
+                    if self.size[0] > max(stop_factor * self.record[best, 0], 4 * f.n_trees):
+                        break
             last = min(k + chunk, n_events)
-            done = ridge_sweep_events(f.events, k, last, f.left, f.right, f.tree, f.start,
-                                      f.end, f.pts, self.size, self.max_features, self.U,
-                                      self.b, self.pos, self.at, self.active,
-                                      self.weight_fit, self.weight_val, self.y,
-                                      self.scale, self.alpha, self.column, self.work,
-                                      self.coef, self.pred, self.record)
-            elapsed = time.perf_counter() - t0
-            stop = done if done >= 0 else -done - 1
-            stamps.extend([elapsed] * (stop - k))
-            if stop < last:
-                k = stop
+            done = ridge_sweep_events(
+                f.events, k, last, f.left, f.right, f.tree, f.start, f.end, f.pts,
+                self.size, self.max_features, self.U, self.b, self.pos, self.at, self.S,
+                self.slot_of, self.b_slot, self.active, self.weight_fit, self.y,
+                self.val_rows, self.weight_val, self.yWy, self.fit_w, self.scale,
+                self.alpha, self.column, self.work, self.col_small, self.coef, self.record)
+            if done < 0:
+                raise FloatingPointError(
+                    f"The ridge system lost positive definiteness at cut {-done - 1}; "
+                    "increase alpha.")
+            stamps.extend([time.perf_counter() - t0] * (done - k))
+            k = done
+            if done < last:
                 break
-            k = last
-        n_records = k + 1
-        return n_records, np.array(stamps[:n_records])
+        return k + 1, np.array(stamps)
 
     def features(self):
         """Global node ids of the current features, in factor order."""
         return self.at[: int(self.size[0])].copy()
+
+    def coefficients(self):
+        """Current ridge weights, in factor order."""
+        return self.coef[: int(self.size[0])].copy()
 
 
 # -------------------------------------------------------------------- SGD sweep
@@ -406,7 +466,7 @@ def sgd_sweep_events(events, first, last, left, right, tree_of, start, end, pts,
 
 
 def sgd_sweep(forest, labels, n_outputs, weight_fit, weight_val, n_epochs, eta, alpha,
-              loss, rng, max_features):
+              loss, rng, max_features, stop_factor=None):
     """Sweep all cuts with SGD; keep the weights of the best validation error.
 
     Returns ``(record, stamps, n_records, best_record, W_best)``; ``W_best`` is
@@ -433,13 +493,16 @@ def sgd_sweep(forest, labels, n_outputs, weight_fit, weight_val, n_epochs, eta, 
     k = 0
     # One cut per call: an epoch per cut dominates, and the best weights are kept exactly.
     while k < n_events and n_features + 1 <= max_features:
+        if stop_factor is not None and n_features > max(stop_factor * record[best, 0],
+                                                        4 * f.n_trees):
+            break
         n_features = sgd_sweep_events(f.events, k, k + 1, f.left, f.right, f.tree, f.start,
                                       f.end, f.pts, W, active, labels, weight_fit,
                                       weight_val, order, n_epochs, eta, alpha, loss,
                                       scale, rng, record, n_features)
         stamps.append(time.perf_counter() - t0)
         k += 1
-        if record[k, 2] < record[best, 2]:
+        if record[k, 2] <= record[best, 2]:  # ties: the later (longer trained) one
             best = k
             W_best = W.copy()
     return record, np.array(stamps), k + 1, best, W_best

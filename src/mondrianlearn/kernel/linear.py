@@ -42,6 +42,11 @@ def default_max_lifetime(X, random_state):
     return 10.0 / float(np.median(dist)) if dist.size else 1.0
 
 
+_STOP_FACTOR = 2.0
+"""Early stopping: the sweep ends when it has twice the features of its best lifetime
+(and at least four per tree)."""
+
+
 class _BaseMondrianKernelModel(BaseEstimator):
     """Partitions, feature columns and the lifetime sweep shared by both models."""
 
@@ -51,6 +56,7 @@ class _BaseMondrianKernelModel(BaseEstimator):
         "max_lifetime": [Interval(Real, 0, None, closed="neither"), None],
         "max_features": [Interval(Integral, 1, None, closed="left")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "early_stopping": ["boolean"],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
     }
@@ -117,6 +123,9 @@ class _BaseMondrianKernelModel(BaseEstimator):
             "time": stamps,
         }
 
+    def _stop_factor(self):
+        return _STOP_FACTOR if self.early_stopping else None
+
     def _lifetime_after(self, forest, k):
         """A lifetime whose partition is the one recorded at ``k`` (next cut's time)."""
         if k < forest.events.shape[0]:
@@ -127,8 +136,11 @@ class _BaseMondrianKernelModel(BaseEstimator):
         check_is_fitted(self, "trees_")
         return check_X_predict(self, X)
 
-    def transform(self, X):
-        """Sparse Mondrian features of the rows at the fitted lifetime (CSR)."""
+    def feature_map(self, X):
+        """Sparse Mondrian features of the rows at the fitted lifetime (CSR).
+
+        The model's prediction is ``feature_map(X) @ coef_`` (plus ``intercept_``).
+        """
         X = self._check_predict_input(X)
         return feature_matrix(self.trees_, X, self.n_kernel_features_, self.n_jobs)
 
@@ -168,16 +180,23 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         Lifetime (inverse kernel width); ``"auto"`` selects it by the sweep.
     alpha : float, default=1e-4
         Ridge regularisation ``delta^2`` (noise variance with unit prior variance).
-    selection : {"validation", "marginal_likelihood"}, default="validation"
-        Criterion of the sweep. The marginal likelihood uses all rows.
+    selection : {"marginal_likelihood", "validation"}, default="marginal_likelihood"
+        Criterion of the sweep. The log marginal likelihood of the Bayesian linear
+        model (unit prior variance on the weights, noise variance ``alpha``) is
+        computed for the standardised targets, on all rows; ``"validation"`` holds
+        out ``validation_fraction`` of the rows and minimises their squared error.
     max_lifetime : float, default=None
         Terminal lifetime of the sweep; ``None`` uses ``10 / median L1 distance``
         between training rows.
-    max_features : int, default=4000
+    max_features : int, default=2000
         The sweep stops before the number of features exceeds this (the factor is
-        dense, ``O(C^2)`` memory).
+        dense: ``O(C^2)`` memory, ``O(C^2)`` time per cut).
     validation_fraction : float, default=0.1
         Share of the rows held out by the sweep (``selection="validation"``).
+    early_stopping : bool, default=True
+        End the sweep once it has twice as many features as at the best lifetime so
+        far (the validation error is then well past its minimum); ``False`` sweeps
+        up to ``max_lifetime`` (or ``max_features``).
     n_jobs : int, default=None
     random_state : int, RandomState instance or None, default=None
 
@@ -191,8 +210,9 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
     lifetime_path_ : dict of ndarray
         The sweep, one entry per cut: ``lifetimes`` (start of each partition's
         interval), ``n_features``, ``train_error`` and ``validation_error`` (mean
-        squared errors), ``log_marginal_likelihood`` (on the fitting rows) and
-        ``time`` (seconds since the sweep started). ``None`` for a fixed lifetime.
+        squared errors), ``log_marginal_likelihood`` (of the standardised targets of
+        the fitting rows) and ``time`` (seconds since the sweep started). ``None``
+        for a fixed lifetime.
     coef_ : ndarray of shape (n_kernel_features_,)
     intercept_ : float
     n_kernel_features_ : int
@@ -215,9 +235,10 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         "selection": [StrOptions({"validation", "marginal_likelihood"})],
     }
 
-    def __init__(self, n_trees=100, *, lifetime="auto", alpha=1e-4, selection="validation",
-                 max_lifetime=None, max_features=4000, validation_fraction=0.1,
-                 n_jobs=None, random_state=None):
+    def __init__(self, n_trees=100, *, lifetime="auto", alpha=1e-4,
+                 selection="marginal_likelihood",
+                 max_lifetime=None, max_features=2000, validation_fraction=0.1,
+                 early_stopping=True, n_jobs=None, random_state=None):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.alpha = alpha
@@ -225,6 +246,7 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         self.max_lifetime = max_lifetime
         self.max_features = max_features
         self.validation_fraction = validation_fraction
+        self.early_stopping = early_stopping
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -271,8 +293,14 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         weight_fit = np.where(val, 0.0, sample_weight)
         weight_val = np.where(val, sample_weight, 0.0)
         forest = FlatForest(trees, X)
-        sweep = RidgeSweep(forest, yc, weight_fit, weight_val, self.alpha, self.max_features)
-        n_records, stamps = sweep.run()
+        # The marginal likelihood is scale dependent: sweep on standardised targets.
+        spread = float(np.sqrt(np.average(yc ** 2, weights=sample_weight)))
+        spread = spread if spread > 0 else 1.0
+        sweep = RidgeSweep(forest, yc / spread, weight_fit, weight_val, self.alpha,
+                           self.max_features)
+        n_records, stamps = sweep.run(criterion=2 if use_validation else -3,
+                                      stop_factor=self._stop_factor())
+        sweep.record[:, 1:3] *= spread ** 2
         self.lifetime_path_ = self._path(forest, sweep.record, n_records, stamps)
         if use_validation:
             best = int(np.nanargmin(self.lifetime_path_["validation_error"]))
@@ -338,7 +366,7 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         -------
         y : ndarray of shape (n_samples,)
         """
-        Phi = self.transform(X)
+        Phi = self.feature_map(X)
         return self.intercept_ + Phi @ self.coef_
 
 
@@ -374,6 +402,8 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
     max_features : int, default=20000
         The sweep stops before the number of features exceeds this.
     validation_fraction : float, default=0.1
+    early_stopping : bool, default=True
+        End the sweep once it has twice as many features as at the best lifetime.
     n_jobs : int, default=None
     random_state : int, RandomState instance or None, default=None
 
@@ -381,6 +411,8 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
     ----------
     classes_ : ndarray
     coef_ : ndarray of shape (n_kernel_features_, n_outputs)
+    n_iter_ : int
+        Epochs run on all rows after the lifetime was fixed (``max_iter``).
     lifetime_, max_lifetime_, lifetime_path_, trees_, n_kernel_features_
         As in :class:`MondrianKernelRegressor` (errors are misclassification
         rates; no marginal likelihood).
@@ -408,8 +440,8 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
 
     def __init__(self, n_trees=100, *, lifetime="auto", loss="log_loss", alpha=1e-6,
                  eta0=0.5, max_iter=10, sweep_epochs=1, max_lifetime=None,
-                 max_features=20000, validation_fraction=0.1, n_jobs=None,
-                 random_state=None):
+                 max_features=20000, validation_fraction=0.1, early_stopping=True,
+                 n_jobs=None, random_state=None):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.loss = loss
@@ -420,6 +452,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         self.max_lifetime = max_lifetime
         self.max_features = max_features
         self.validation_fraction = validation_fraction
+        self.early_stopping = early_stopping
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -474,6 +507,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
                    float(self.eta0), float(self.alpha), loss, 1.0 / np.sqrt(self.n_trees),
                    self._rng)
         self.coef_ = coef
+        self.n_iter_ = int(self.max_iter)
         self.n_samples_seen_ = X.shape[0]
 
     def _sweep(self, X, labels, sample_weight, rng, states, loss):
@@ -486,7 +520,8 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         forest = FlatForest(trees, X)
         record, stamps, n_records, best, W_best = sgd_sweep(
             forest, labels, self._n_outputs(), weight_fit, weight_val, self.sweep_epochs,
-            float(self.eta0), float(self.alpha), loss, self._rng, self.max_features)
+            float(self.eta0), float(self.alpha), loss, self._rng, self.max_features,
+            self._stop_factor())
         self.lifetime_path_ = self._path(forest, record, n_records, stamps)
         self.lifetime_ = self._lifetime_after(forest, best)
         pruned = [pruned_copy(tree, self.lifetime_) for tree in trees]
@@ -542,7 +577,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
 
     def decision_function(self, X):
         """Scores: shape (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
-        scores = self.transform(X) @ self.coef_
+        scores = self.feature_map(X) @ self.coef_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X):

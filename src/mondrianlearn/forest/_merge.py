@@ -1,0 +1,223 @@
+"""Merging Mondrian forests trained separately into one forest.
+
+The trees of a Mondrian forest are independent samples, so a forest of ``T1 + T2``
+trees is the union of a forest of ``T1`` trees and one of ``T2`` trees. Merging
+concatenates the trees and their shared sample stores (each tree's sample ids are
+shifted to where its forest's points land in the merged store), and expresses the
+node statistics in a common frame: the union of the classes for classifiers, the
+first forest's target offset and scale for regressors. The merged forest predicts
+the average of the inputs weighted by their numbers of trees, and keeps learning
+with ``partial_fit``.
+"""
+
+import copy
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from ..engine.tree import SampleStore
+from ._base import BaseMondrianForest
+from .classifier import MondrianForestClassifier
+from .regressor import MondrianForestRegressor
+
+# Parameters that may differ between the forests: the number of trees adds up, the
+# trees carry their own random streams, and threads do not change results.
+_FREE_PARAMETERS = ("n_estimators", "random_state", "n_jobs")
+
+
+def merge_forests(forests):
+    """Merge Mondrian forests trained separately into one forest.
+
+    Parameters
+    ----------
+    forests : sequence of MondrianForestClassifier or MondrianForestRegressor
+        Fitted forests of the same class, with the same parameters (apart from
+        ``n_estimators``, ``random_state`` and ``n_jobs``) and the same features.
+        They are not modified.
+
+    Returns
+    -------
+    forest : MondrianForestClassifier or MondrianForestRegressor
+        A new forest holding copies of all the trees, in the order given, with
+        ``n_estimators`` the total number of trees and the other parameters of the
+        first forest. Classifiers get the union of the classes (the class counts of
+        each forest are moved to the columns of the union, as ``partial_fit`` does
+        when a new label appears); regressors keep their node moments in the target
+        scale of the first forest. ``n_samples_seen_`` is the sum over the forests.
+
+    Notes
+    -----
+    The merged forest's predictions are the average of the inputs' predictions
+    weighted by their numbers of (trained) trees, up to rounding, when the
+    classifiers share the same classes. Every forest keeps its own copy of the
+    points that pausing needs, so merging shards that saw the same stream stores
+    those points once per shard.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from mondrianlearn import MondrianForestClassifier, merge_forests
+    >>> X, y = load_iris(return_X_y=True)
+    >>> a = MondrianForestClassifier(n_estimators=3, random_state=0).fit(X, y)
+    >>> b = MondrianForestClassifier(n_estimators=2, random_state=1).fit(X, y)
+    >>> merged = merge_forests([a, b])
+    >>> merged.n_estimators
+    5
+    >>> bool(abs(merged.predict_proba(X) - (3 * a.predict_proba(X)
+    ...                                     + 2 * b.predict_proba(X)) / 5).max() < 1e-12)
+    True
+    """
+    forests = list(forests)
+    _check_mergeable(forests)
+    first = forests[0]
+    merged = copy.copy(first)
+    for name, value in vars(merged).items():
+        if isinstance(value, np.ndarray):
+            setattr(merged, name, value.copy())
+    trees = [[copy.deepcopy(tree) for tree in forest.trees_] for forest in forests]
+
+    if isinstance(first, MondrianForestClassifier):
+        classes = np.unique(np.concatenate([f.classes_ for f in forests]))
+        columns = [np.searchsorted(classes, f.classes_) for f in forests]
+        merged.classes_ = classes
+        merged._classes_declared = all(f._classes_declared for f in forests)
+        n_stats = len(classes)
+        for forest_trees, to_new in zip(trees, columns):
+            for tree in forest_trees:
+                _remap_class_columns(tree, to_new, n_stats)
+        store_stats = [_remapped_columns(f._store.stats[: f._store.n], c, n_stats)
+                       for f, c in zip(forests, columns)]
+        store_keys = [c[f._store.keys[: f._store.n]] for f, c in zip(forests, columns)]
+    else:
+        n_stats = 3
+        frames = [_moment_transform(f, first) for f in forests]
+        for forest_trees, (a, b) in zip(trees, frames):
+            for tree in forest_trees:
+                stats = tree.node_stats["stats"]
+                stats[:] = _transform_moments(stats, a, b)
+        store_stats = [_transform_moments(f._store.stats[: f._store.n], a, b)
+                       for f, (a, b) in zip(forests, frames)]
+        store_keys = [f._store.keys[: f._store.n] for f in forests]
+
+    merged._store = _concatenate_stores(forests, store_keys, store_stats, n_stats)
+    offsets = np.concatenate([[0], np.cumsum([f._store.n for f in forests])])
+    for forest_trees, forest, offset in zip(trees, forests, offsets[:-1]):
+        for tree in forest_trees:
+            _relocate_samples(tree, int(offset), forest._store.n, merged._store.n)
+
+    merged.trees_ = [tree for forest_trees in trees for tree in forest_trees]
+    merged.n_estimators = len(merged.trees_)
+    merged.n_samples_seen_ = int(sum(f.n_samples_seen_ for f in forests))
+    merged._fitted_stats_columns = n_stats
+    return merged
+
+
+def _check_mergeable(forests):
+    if not forests:
+        raise ValueError("merge_forests needs at least one forest, got none.")
+    first = forests[0]
+    kind = type(first)
+    if not (isinstance(first, (MondrianForestClassifier, MondrianForestRegressor))
+            and "n_estimators" in first.get_params()
+            and kind._learn is BaseMondrianForest._learn):
+        raise TypeError(
+            "merge_forests merges MondrianForestClassifier or MondrianForestRegressor "
+            f"forests (independent trees); got {kind.__name__}.")
+    for forest in forests:
+        if type(forest) is not kind:
+            raise TypeError(
+                f"Cannot merge a {type(forest).__name__} into a {kind.__name__}: all "
+                "forests must be of the same class.")
+        check_is_fitted(forest, "trees_")
+    params = {k: v for k, v in first.get_params().items() if k not in _FREE_PARAMETERS}
+    for i, forest in enumerate(forests[1:], start=1):
+        other = {k: v for k, v in forest.get_params().items() if k not in _FREE_PARAMETERS}
+        different = sorted(k for k in params if not _same_value(params[k], other[k]))
+        if different:
+            raise ValueError(
+                f"Forest {i} differs from forest 0 in {different}: merged forests must "
+                f"share their parameters (except {list(_FREE_PARAMETERS)}).")
+        if forest.n_features_in_ != first.n_features_in_:
+            raise ValueError(
+                f"Forest {i} has {forest.n_features_in_} features, forest 0 has "
+                f"{first.n_features_in_}.")
+        names = getattr(first, "feature_names_in_", None)
+        other_names = getattr(forest, "feature_names_in_", None)
+        if (names is None) != (other_names is None) or (
+                names is not None and not np.array_equal(names, other_names)):
+            raise ValueError(f"Forest {i} was fitted with other feature names than forest 0.")
+
+
+def _same_value(a, b):
+    try:
+        return bool(a == b) or (a != a and b != b)  # nan parameters compare equal
+    except (TypeError, ValueError):
+        return a is b
+
+
+def _remapped_columns(array, to_new, n_columns):
+    out = np.zeros((array.shape[0], n_columns), dtype=array.dtype)
+    out[:, to_new] = array[:, : len(to_new)]
+    return out
+
+
+def _remap_class_columns(tree, to_new, n_classes):
+    """Move a tree's class counts and node label keys to the union of the classes."""
+    tree.node_stats["stats"] = _remapped_columns(tree.node_stats["stats"], to_new, n_classes)
+    label = tree.arrays.label
+    known = label >= 0
+    label[known] = to_new[label[known]]
+
+
+def _moment_transform(forest, reference):
+    """``(a, b)`` with ``z_reference = a z + b`` for targets stored by ``forest``.
+
+    A forest stores ``z = (y - offset) / scale``.
+    """
+    if forest is reference:
+        return 1.0, 0.0
+    a = forest._y_scale / reference._y_scale
+    b = (forest._y_offset - reference._y_offset) / reference._y_scale
+    return a, b
+
+
+def _transform_moments(stats, a, b):
+    """Moments ``(w, w z, w z^2)`` of ``a z + b`` from those of ``z`` (rows)."""
+    if a == 1.0 and b == 0.0:
+        return stats.copy()
+    w, wz, wzz = stats[:, 0], stats[:, 1], stats[:, 2]
+    return np.column_stack([w, a * wz + b * w, a * a * wzz + 2.0 * a * b * wz + b * b * w])
+
+
+def _concatenate_stores(forests, keys, stats, n_stats):
+    store = SampleStore(forests[0].n_features_in_, n_stats)
+    X = np.concatenate([f._store.X[: f._store.n] for f in forests])
+    if X.shape[0] > 0:
+        store.X = X
+        store.keys = np.concatenate(keys).astype(np.int64)
+        store.stats = np.concatenate(stats)
+        store.n = X.shape[0]
+    return store
+
+
+def _relocate_samples(tree, offset, n_own, n_samples):
+    """Move a tree's ``n_own`` sample ids up by ``offset``, in a store of ``n_samples``.
+
+    Ids live in the leaves' list heads and in the per-sample arrays (the links
+    ``sample_next`` and, with online bagging, the multiplicities ``sample_mult``),
+    which are indexed by sample id and so are laid out again.
+    """
+    if tree.keep_samples and tree.sample_next.shape[0] > 0:
+        old = tree.sample_next
+        links = np.full(max(n_samples, 16), -1, dtype=np.int64)
+        n = min(old.shape[0], n_own)
+        links[offset: offset + n] = np.where(old[:n] >= 0, old[:n] + offset, -1)
+        tree.sample_next = links
+        head = tree.arrays.leaf_head
+        head[head >= 0] += offset
+    if tree.sample_mult.shape[0] > 0:
+        old = tree.sample_mult
+        mult = np.zeros(max(n_samples, 16), dtype=old.dtype)
+        n = min(old.shape[0], n_own)
+        mult[offset: offset + n] = old[:n]
+        tree.sample_mult = mult
