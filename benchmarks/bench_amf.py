@@ -170,16 +170,16 @@ def run_ours(model, X, y_idx, n_rows, checkpoints, X_test, y_test_idx, n_classes
     amf = model.model
     for i in range(n_rows):
         for v, extension in enumerate((True, False)):
-            amf._temporary_extension = extension
+            amf.temporary_extension = extension
             losses[v, i] = _log_loss_rows(model.predict_proba(X[i:i + 1]), y_idx[i:i + 1])[0]
-        amf._temporary_extension = True
+        amf.temporary_extension = True
         model.learn(X[i], y_idx[i])
         if i + 1 in checkpoints:
             for v, extension in enumerate((True, False)):
-                amf._temporary_extension = extension
+                amf.temporary_extension = extension
                 curves[v][i + 1] = (float(losses[v, :i + 1].mean()),) + test_metrics(
                     model.predict_proba(X_test), y_test_idx, n_classes)
-    amf._temporary_extension = True
+    amf.temporary_extension = True
     return curves
 
 
@@ -223,9 +223,9 @@ def classification_section(report, name, quick, seed):
     results["AMF (ours)"] = curves[0]
     results["AMF (ours), leaf cell, no extension"] = curves[1]
     ours_full = test_metrics(ours.model.predict_proba(Xte), yte_idx, n_classes)
-    ours.model._temporary_extension = False
+    ours.model.temporary_extension = False
     ours_full_cell = test_metrics(ours.model.predict_proba(Xte), yte_idx, n_classes)
-    ours.model._temporary_extension = True
+    ours.model.temporary_extension = True
     t_ours = time.perf_counter() - start
     for kind in ("RF", "ET"):
         results[f"sklearn {kind} (refit)"] = run_online(
@@ -304,9 +304,9 @@ def regression_section(report, name, quick, seed):
         state["fitted"] = True
 
     sq = progressive(ours_predict, ours_learn, n)
-    ours._temporary_extension = False
+    ours.temporary_extension = False
     cell_test = np.mean((ours.predict(Xte[sub]) - yte[sub]) ** 2)
-    ours._temporary_extension = True
+    ours.temporary_extension = True
     rows = []
     ours_river = ours_test_river = None
     # AMF at the river prefix: refit a copy on the prefix (identical to the online

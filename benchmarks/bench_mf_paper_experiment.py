@@ -84,6 +84,7 @@ def plot(results, n_batches, path):
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        import matplotlib.ticker
     except ImportError:
         return None
     names = list(results)
@@ -102,6 +103,7 @@ def plot(results, n_batches, path):
         axes[0, j].set_xlabel("fraction of training data")
         axes[1, j].set_xlabel("cumulative training time (s)")
         axes[1, j].set_xscale("log")
+        axes[1, j].xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         for row in range(2):
             axes[row, j].set_ylabel("test accuracy")
             axes[row, j].grid(alpha=0.3)
@@ -136,9 +138,19 @@ def main():
                         help="trees per forest (default 100, 10 with --quick)")
     parser.add_argument("--n-batches", type=int, default=None,
                         help="mini-batches (default 100, 20 with --quick)")
+    parser.add_argument("--plot-only", action="store_true",
+                        help="redraw the figure from the saved JSON curves and exit")
     args = parser.parse_args()
     n_trees = args.n_estimators or (10 if args.quick else 100)
     n_batches = args.n_batches or (20 if args.quick else 100)
+    stem = "bench_mf_paper_experiment" + ("_quick" if args.quick else "")
+    if args.plot_only:
+        saved = json.loads((RESULTS_DIR / f"{stem}.json").read_text())
+        curves = {d: {m: [(p["batches"], p["seconds"], p["cpu_seconds"], p["accuracy"])
+                          for p in points] for m, points in cs.items()}
+                  for d, cs in saved["curves"].items()}
+        print(plot(curves, saved["n_batches"], RESULTS_DIR / f"{stem}.png"))
+        return
     datasets = args.datasets or PAPER_DATASETS
 
     warm_up()
@@ -190,7 +202,6 @@ def main():
                        cpu_summary))
     if not args.no_save:
         RESULTS_DIR.mkdir(exist_ok=True)
-        stem = "bench_mf_paper_experiment" + ("_quick" if args.quick else "")
         (RESULTS_DIR / f"{stem}.json").write_text(json.dumps(
             {"n_trees": n_trees, "n_batches": n_batches, "n_jobs": args.n_jobs,
              "curves": {d: {m: [{"batches": i, "seconds": s, "cpu_seconds": c, "accuracy": a}

@@ -279,3 +279,38 @@ def test_letter_one_pass():
     Xt = np.clip((data["X_test"] - low) / span, 0, 1)
     clf = AMFClassifier(n_estimators=10, random_state=0).partial_fit(X, data["y_train"])
     assert clf.score(Xt, data["y_test"]) > 0.91
+
+
+def test_zero_weight_rows_add_no_class_and_errors_leave_no_state():
+    X, y = _classification()
+    w = np.ones(len(y))
+    y = np.array(["a", "b", "c"])[y]
+    y[:5] = "late"
+    w[:5] = 0.0
+    clf = AMFClassifier(n_estimators=2, random_state=0).partial_fit(X, y, sample_weight=w)
+    assert "late" not in clf.classes_.tolist()
+    fresh = AMFClassifier(n_estimators=2, random_state=0)
+    with pytest.raises(ValueError, match="not in `classes`"):
+        fresh.partial_fit(X[:5], [0, 1, 2, 3, 0], classes=[0, 1, 2])
+    assert not hasattr(fresh, "trees_") and not hasattr(fresh, "classes_")
+
+
+@pytest.mark.parametrize("Est,data", [(AMFClassifier, _classification),
+                                      (AMFRegressor, _regression)])
+def test_validated_fast_paths_and_late_features(Est, data):
+    """Hooks for the river adapter: no validation, and features added late."""
+    X, y = data()
+    a = Est(n_estimators=2, random_state=0).partial_fit(X[:100], y[:100])
+    b = Est(n_estimators=2, random_state=0).partial_fit(X[:100], y[:100])
+    a.partial_fit(X[100:], y[100:])
+    b._partial_fit_validated(X[100:], y[100:])
+    _assert_same_model(a, b)
+    fast = b._predict_proba_validated if hasattr(b, "predict_proba") else b._predict_validated
+    slow = a.predict_proba if hasattr(a, "predict_proba") else a.predict
+    np.testing.assert_array_equal(fast(np.ascontiguousarray(X[:20])), slow(X[:20]))
+    b._add_features([0.5])
+    assert b.n_features_in_ == X.shape[1] + 1
+    wide = np.column_stack([X, np.full(len(X), 0.5)])
+    # Every point had the new feature at 0.5: predictions there are unchanged.
+    np.testing.assert_allclose(fast(np.ascontiguousarray(wide[:20])), slow(X[:20]),
+                               rtol=0, atol=1e-12)

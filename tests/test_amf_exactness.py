@@ -263,3 +263,31 @@ def test_one_point_gives_the_updated_prior_and_the_prior_far_away():
     # is that of the uniform distribution.
     np.testing.assert_allclose(clf.trees_[0].node_stats["log_weight"][0], -math.log(3),
                                atol=1e-12)
+
+
+def test_leaf_cell_ablation_is_plain_context_tree_weighting():
+    """Without the temporary extension (a private switch used by the benchmark), the
+    prediction is the CTW average over the prunings of the tree as it is."""
+    X = _small_stream(7, 8)
+    y = np.random.RandomState(7).randint(2, size=8)
+    alpha = 0.5
+    clf = AMFClassifier(n_estimators=1, split_pure=True, random_state=7).fit(X, y)
+    clf.temporary_extension = False
+    tree = _Tree(clf.trees_[0].arrays)
+    losses, preds = _replay(
+        tree, X, y, np.ones(8),
+        forecaster=lambda c: (np.asarray(c) + alpha) / (sum(c) + 2 * alpha),
+        loss=lambda p, k: -math.log(p[k]),
+        update=lambda c, k, w: [ci + (w if i == k else 0.0) for i, ci in enumerate(c)],
+        empty=lambda: [0.0, 0.0])
+    T = _test_points(X, 7)
+    children = {v: None if tree.is_leaf(v) else (tree.left[v], tree.right[v])
+                for v in range(tree.n_nodes)}
+    expected = []
+    for x in T.tolist():
+        path = tree.path(x)
+        on_path = {v: v in path for v in range(tree.n_nodes)}
+        options = _prunings(tree.root, children, dict(enumerate(losses)),
+                            dict(enumerate(preds)), on_path, 1.0)
+        expected.append(_average(options))
+    np.testing.assert_allclose(clf.predict_proba(T), expected, rtol=0, atol=1e-10)

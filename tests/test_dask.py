@@ -288,3 +288,15 @@ def test_lost_worker_is_reported(classification):
         cluster.sync(nanny.close)
         with pytest.raises(ShardLostError, match="Shard 0 "):
             forest.partial_fit(X[100:200], y[100:200])
+
+
+def test_kernels_pickle_by_reference():
+    """Closures shipped to Dask workers refer to kernels: they must not be pickled
+    by value (the worker would recompile them, without numba's disk cache)."""
+    import pickle
+
+    from mondrianlearn.forest._smoothing import predict_proba_tree
+
+    data = pickle.dumps(predict_proba_tree)
+    assert len(data) < 200
+    assert pickle.loads(data) is predict_proba_tree

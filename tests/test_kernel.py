@@ -137,7 +137,8 @@ def _regression(n=300, seed=0):
 
 def test_regressor_sweep_selects_a_lifetime_and_records_the_path():
     X, y = _regression()
-    reg = MondrianKernelRegressor(n_trees=20, alpha=1e-2, random_state=0).fit(X, y)
+    reg = MondrianKernelRegressor(n_trees=20, alpha=1e-2, selection="validation",
+                                  random_state=0).fit(X, y)
     path = reg.lifetime_path_
     n = len(path["lifetimes"])
     assert set(path) >= {"lifetimes", "n_features", "train_error", "validation_error",
@@ -164,8 +165,8 @@ def test_regressor_sweep_recovers_the_lifetime_of_a_laplace_gp():
 
 def test_marginal_likelihood_selection_uses_all_rows():
     X, y = _regression(200)
-    reg = MondrianKernelRegressor(n_trees=10, alpha=1e-2, selection="marginal_likelihood",
-                                  random_state=0).fit(X, y)
+    reg = MondrianKernelRegressor(n_trees=10, alpha=1e-2, random_state=0).fit(X, y)
+    assert reg.selection == "marginal_likelihood"
     path = reg.lifetime_path_
     assert np.all(np.isnan(path["validation_error"]))
     best = np.nanargmax(path["log_marginal_likelihood"])

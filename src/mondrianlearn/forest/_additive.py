@@ -35,15 +35,23 @@ def accumulate_new_nodes(tree, stats, point_stats, sample_next, sample_mult, fir
     Leaves sum the vectors of their points; internal nodes sum their children,
     which always have larger ids than their parent among freshly sampled nodes.
     """
+    # Scalar loops: array expressions would allocate a temporary per node.
+    n_stats = stats.shape[1]
     for node in range(tree.meta[META_N_NODES] - 1, first - 1, -1):
-        stats[node, :] = 0.0
         if tree.left[node] == LEAF:
+            for k in range(n_stats):
+                stats[node, k] = 0.0
             s = tree.leaf_head[node]
             while s >= 0:
-                stats[node, :] += _multiplicity(sample_mult, s) * point_stats[s, :]
+                m = _multiplicity(sample_mult, s)
+                for k in range(n_stats):
+                    stats[node, k] += m * point_stats[s, k]
                 s = sample_next[s]
         else:
-            stats[node, :] = stats[tree.left[node], :] + stats[tree.right[node], :]
+            a = tree.left[node]
+            b = tree.right[node]
+            for k in range(n_stats):
+                stats[node, k] = stats[a, k] + stats[b, k]
 
 
 @kernel
@@ -122,8 +130,9 @@ def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
         stats[new_parent, :] = stats[sibling, :]
         stats[leaf, :] = 0.0
     node = leaf
-    while node >= 0:
-        stats[node, :] += multiplicity * point_stats[s, :]
+    while node >= 0:  # scalar loop: no temporary array per node of the path
+        for k in range(stats.shape[1]):
+            stats[node, k] += multiplicity * point_stats[s, k]
         node = tree.parent[node]
     must_regrow = use_pausing and leaf_must_unpause(tree, leaf, pause_pure,
                                                     min_samples_split)

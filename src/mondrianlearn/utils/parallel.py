@@ -1,5 +1,8 @@
 """Running per-tree work in threads (the compiled kernels release the GIL)."""
 
+import copyreg
+import importlib
+
 from joblib import Parallel, delayed, effective_n_jobs
 
 
@@ -14,3 +17,35 @@ def map_trees(function, items, n_jobs):
     if len(items) <= 1 or effective_n_jobs(n_jobs) == 1:
         return [function(item) for item in items]
     return Parallel(n_jobs=n_jobs, prefer="threads")(delayed(function)(item) for item in items)
+
+
+def _load_kernel(module, name):
+    return getattr(importlib.import_module(module), name)
+
+
+def _reduce_kernel(dispatcher):
+    """Pickle our compiled kernels by reference (module and name).
+
+    Per-tree closures sent to other processes (joblib's Dask backend) refer to
+    kernels; numba pickles a kernel by value, and the receiving process compiles
+    it again from scratch, without the disk cache (seconds per kernel and worker).
+    By reference, the worker imports the module and loads the cached machine code.
+    """
+    function = dispatcher.py_func
+    module, name = function.__module__, function.__qualname__
+    if module.startswith("mondrianlearn.") and "<locals>" not in name:
+        try:
+            if _load_kernel(module, name) is dispatcher:
+                return _load_kernel, (module, name)
+        except (ImportError, AttributeError):
+            pass
+    return dispatcher.__reduce__()
+
+
+def _register_kernel_pickling():
+    from numba.core.registry import CPUDispatcher
+
+    copyreg.pickle(CPUDispatcher, _reduce_kernel)
+
+
+_register_kernel_pickling()
