@@ -181,8 +181,8 @@ def environment():
 class Report:
     """Sections of markdown printed as they come and saved together at the end."""
 
-    def __init__(self, name, title, args):
-        self.name = name + ("_quick" if getattr(args, "quick", False) else "")
+    def __init__(self, name, title, args, suffix=""):
+        self.name = name + suffix + ("_quick" if getattr(args, "quick", False) else "")
         self.save = not getattr(args, "no_save", False)
         self.parts = [f"# {title}", "",
                       f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "

@@ -74,6 +74,9 @@ def batch_speed(datasets, n_trees, repeats):
     return rows, profile_rows
 
 
+SECTIONS = ("fit", "startup", "threads", "online")
+
+
 def fresh_process(code):
     """Run ``code`` in a new interpreter; return its stdout and wall time."""
     start = time.perf_counter()
@@ -100,13 +103,14 @@ FIT_CODE = textwrap.dedent("""
     X, y = np.asarray(data["X_train"]), np.asarray(data["y_train"])
     low, span = X.min(0), np.ptp(X, 0)
     X = (X - low) / np.where(span > 0, span, 1.0)
-    loaded = time.perf_counter()
+    loaded, cpu0 = time.perf_counter(), time.process_time()
     from mondrianlearn import MondrianForestClassifier
+    imported = time.perf_counter()
     model = MondrianForestClassifier(n_estimators=10, n_jobs=1, random_state=0).fit(X, y)
-    first = time.perf_counter()
+    first, cpu1 = time.perf_counter(), time.process_time()
     MondrianForestClassifier(n_estimators=10, n_jobs=1, random_state=0).fit(X, y)
     second = time.perf_counter()
-    print(loaded - start, first - loaded, second - first)
+    print(loaded - start, first - loaded, second - first, imported - loaded, cpu1 - cpu0)
 """)
 
 
@@ -127,18 +131,24 @@ def startup(repeats):
 
     progress("fit in fresh processes (warming numba's cache first)")
     fresh_process(FIT_CODE)  # compiles into the cache if it is cold
-    loads, firsts, seconds_, walls = [], [], [], []
+    loads, firsts, seconds_, walls, imports_, cpus = [], [], [], [], [], []
     for _ in range(repeats):
         out, wall = fresh_process(FIT_CODE)
-        load, first, second = map(float, out.split())
+        load, first, second, imported, cpu = map(float, out.split())
         loads.append(load)
         firsts.append(first)
         seconds_.append(second)
         walls.append(wall)
+        imports_.append(imported)
+        cpus.append(cpu)
     first = min(firsts)
     rows += [["fresh process, letter, 10 trees: import estimator + first fit",
               fmt_seconds(first), fmt_seconds(float(np.median(firsts))), "< 2 s",
               verdict(first < 2.0)],
+             ["  of which importing the estimator (scikit-learn, numba, kernels' modules)",
+              fmt_seconds(min(imports_)), fmt_seconds(float(np.median(imports_))), "", ""],
+             ["  CPU time of import + first fit", fmt_seconds(min(cpus)),
+              fmt_seconds(float(np.median(cpus))), "", ""],
              ["  same process, second fit (steady state)", fmt_seconds(min(seconds_)),
               fmt_seconds(float(np.median(seconds_))), "", ""],
              ["  loading + scaling letter (not counted)", fmt_seconds(min(loads)), "", "", ""],
@@ -237,23 +247,55 @@ def main():
                         help="trees for the fit comparison (default 100, 10 with --quick)")
     parser.add_argument("--repeats", type=int, default=None,
                         help="timings keep the best of this many runs (default 3, 1 quick)")
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, default=SECTIONS,
+                        help="sections to run (default: all)")
     args = parser.parse_args()
     n_trees = args.n_estimators or (10 if args.quick else 100)
     repeats = args.repeats or (1 if args.quick else 3)
     datasets = args.datasets or PAPER_DATASETS
 
     warm_up()
-    report = Report("bench_mf_speed", "Mondrian forest speed", args)
+    partial = "" if set(args.only) == set(SECTIONS) else "_" + "_".join(args.only)
+    report = Report("bench_mf_speed", "Mondrian forest speed", args, suffix=partial)
     report.text("Times are the best of "
                 f"{repeats} run(s) (least disturbed by other processes).")
 
+    if "fit" in args.only:
+        fit_section(report, datasets, n_trees, repeats)
+    if "startup" in args.only:
+        rows, heavy = startup(max(3, repeats))
+        report.section("Start-up in fresh processes", markdown_table(
+            ["what", "best", "median", "target", "met"], rows),
+            note=f"Heavy modules loaded by `import mondrianlearn`: {heavy}.")
+    if "threads" in args.only:
+        thread_sets = [d for d in ("letter", "usps") if d in datasets] or list(datasets[:1])
+        thread_trees = 20 if args.quick else 100
+        n_batches = 20 if args.quick else 100
+        rows = thread_speedup(thread_sets, thread_trees, n_batches, repeats)
+        report.section(
+            f"Threads: n_jobs=2 against n_jobs=1 ({thread_trees} trees)",
+            markdown_table(["dataset", "operation", "n_jobs=1", "n_jobs=2", "speed-up",
+                            "same predictions"], rows),
+            note="Wall times: the speed-up is only meaningful when two cores are free "
+                 "(see the load average above).")
+    if "online" in args.only:
+        rows = online_throughput(1000 if args.quick else 3000, 10)
+        report.section("Online throughput on letter (points per second, for context)",
+                       markdown_table(["learner", "points / s"], rows),
+                       note="river learns one point per call in pure Python; MF's "
+                            "partial_fit pays input validation per call, so it is meant "
+                            "for mini-batches.")
+    report.finish()
+
+
+def fit_section(report, datasets, n_trees, repeats):
     rows, profile_rows = batch_speed(datasets, n_trees, repeats)
     report.section(
         f"Batch fit, one thread, {n_trees} trees: MF against ExtraTrees(max_features=1)",
         markdown_table(["dataset", "n x D", "MF wall", "ET-1 wall", "wall ratio",
                         "MF CPU", "ET-1 CPU", "CPU ratio", "MF <= 2x ET-1 (CPU)"], rows),
         note="With one thread, CPU time is the fit's own work; it is the fairer measure "
-             "when other processes share the machine (wall time is shown too)."),
+             "when other processes share the machine (wall time is shown too).")
     report.section(
         "Where MF's fit time goes (cProfile of one fit)",
         markdown_table(["dataset", "fit (profiled)", "sampling kernel",
@@ -262,27 +304,6 @@ def main():
              "features (O(n D) per tree level) where ExtraTrees(max_features=1) looks "
              "at one feature per node (O(n)); resize/trim is NumPy allocation and "
              "copying of the node arrays (each node carries a 2 D float box).")
-
-    rows, heavy = startup(max(3, repeats))
-    report.section("Start-up in fresh processes", markdown_table(
-        ["what", "best", "median", "target", "met"], rows),
-        note=f"Heavy modules loaded by `import mondrianlearn`: {heavy}.")
-
-    thread_sets = [d for d in ("letter", "usps") if d in datasets] or list(datasets[:1])
-    thread_trees = 20 if args.quick else 100
-    n_batches = 20 if args.quick else 100
-    rows = thread_speedup(thread_sets, thread_trees, n_batches, repeats)
-    report.section(
-        f"Threads: n_jobs=2 against n_jobs=1 ({thread_trees} trees)",
-        markdown_table(["dataset", "operation", "n_jobs=1", "n_jobs=2", "speed-up",
-                        "same predictions"], rows))
-
-    rows = online_throughput(1000 if args.quick else 3000, 10)
-    report.section("Online throughput on letter (points per second, for context)",
-                   markdown_table(["learner", "points / s"], rows),
-                   note="river learns one point per call in pure Python; MF's partial_fit "
-                        "pays input validation per call, so it is meant for mini-batches.")
-    report.finish()
 
 
 if __name__ == "__main__":

@@ -195,7 +195,9 @@ def test_sample_weight():
     np.testing.assert_allclose(stats["log_weight"][0], 2.5 * np.log(1 / 3))
     reg = AMFRegressor(n_estimators=1, random_state=0)
     reg.partial_fit(X[:2], [1.0, 4.0], sample_weight=[1.0, 2.0])
-    assert reg.trees_[0].node_stats["mean"][reg.trees_[0].arrays.meta[1]] == 3.0
+    # Targets are stored relative to the first one (1.0): weighted mean 3.0.
+    root = reg.trees_[0].arrays.meta[1]
+    assert reg._y_offset + reg.trees_[0].node_stats["mean"][root] == 3.0
 
 
 def test_split_pure_controls_pure_leaves():

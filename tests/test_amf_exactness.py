@@ -206,7 +206,8 @@ def test_regressor_matches_brute_force_over_prunings(seed, step):
         n, mean = s
         return (n + w, mean + w * (target - mean) / (n + w))
 
-    losses, preds = _replay(tree, X, y, weights, forecaster=lambda s: s[1],
+    z = y - reg._y_offset  # the model learns targets relative to the first one
+    losses, preds = _replay(tree, X, z, weights, forecaster=lambda s: s[1],
                             loss=lambda m, t: 0.5 * (m - t) ** 2, update=update,
                             empty=lambda: (0.0, 0.0))
     log_weight = state.node_stats["log_weight"][:tree.n_nodes]
@@ -215,7 +216,7 @@ def test_regressor_matches_brute_force_over_prunings(seed, step):
     T = _test_points(X, seed)
     expected = np.array([_brute_force_prediction(tree, x, losses, preds, 0.0, step)
                          for x in T.tolist()])
-    np.testing.assert_allclose(reg.predict(T), expected, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(reg.predict(T), reg._y_offset + expected, rtol=0, atol=1e-10)
 
 
 def test_without_aggregation_predicts_with_the_leaf_forecaster():
@@ -237,7 +238,8 @@ def test_without_aggregation_predicts_with_the_leaf_forecaster():
     reg.fit(X, X[:, 0] * 2)
     tree = _Tree(reg.trees_[0].arrays)
     leaves = [tree.path(x)[-1] for x in T.tolist()]
-    np.testing.assert_allclose(reg.predict(T), reg.trees_[0].node_stats["mean"][leaves],
+    np.testing.assert_allclose(reg.predict(T),
+                               reg._y_offset + reg.trees_[0].node_stats["mean"][leaves],
                                rtol=0, atol=1e-12)
 
 
@@ -257,7 +259,10 @@ def test_one_point_gives_the_updated_prior_and_the_prior_far_away():
 
     reg = AMFRegressor(n_estimators=2, random_state=0).fit(x0, [3.0])
     np.testing.assert_allclose(reg.predict(x0), [3.0], atol=1e-12)
-    np.testing.assert_allclose(reg.predict(far), [1.5], atol=1e-12)
+    # The empty leaf predicts the first target (targets are centred on it).
+    np.testing.assert_allclose(reg.predict(far), [3.0], atol=1e-12)
+    reg = AMFRegressor(n_estimators=2, random_state=0).fit(np.vstack([x0, x0]), [3.0, 5.0])
+    np.testing.assert_allclose(reg.predict(far), 0.5 * 4.0 + 0.5 * 3.0, atol=1e-12)
 
     # Before any split, a fresh node predicts the prior: the loss of the first point
     # is that of the uniform distribution.

@@ -232,3 +232,73 @@ class MondrianForestRegressor(_BackedRegressor):
         self.bootstrap = bootstrap
         self.seed = seed
         self._init_state()
+
+
+class AMFClassifier(_BackedClassifier):
+    """Aggregated Mondrian forest classifier for river (see :class:`mondrianlearn.AMFClassifier`).
+
+    Parameters
+    ----------
+    n_estimators : int, default=10
+    step : float, default=1.0
+    dirichlet : float, default=None
+    use_aggregation : bool, default=True
+    split_pure : bool, default=False
+    temporary_extension : bool, default=True
+    max_nodes : int, default=None
+    seed : int, default=None
+
+    Examples
+    --------
+    >>> from river import datasets, evaluate, metrics
+    >>> from mondrianlearn.river import AMFClassifier
+    >>> model = AMFClassifier(n_estimators=10, seed=42)
+    >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
+    Accuracy: ...
+    """
+
+    _backing = "mondrianlearn.amf:AMFClassifier"
+    _params = ("n_estimators", "step", "dirichlet", "use_aggregation", "split_pure",
+               "temporary_extension", "max_nodes")
+
+    def __init__(self, n_estimators=10, step=1.0, dirichlet=None, use_aggregation=True,
+                 split_pure=False, temporary_extension=True, max_nodes=None, seed=None):
+        self.n_estimators = n_estimators
+        self.step = step
+        self.dirichlet = dirichlet
+        self.use_aggregation = use_aggregation
+        self.split_pure = split_pure
+        self.temporary_extension = temporary_extension
+        self.max_nodes = max_nodes
+        self.seed = seed
+        self._init_state()
+
+
+class AMFRegressor(_BackedRegressor):
+    """Aggregated Mondrian forest regressor for river (see :class:`mondrianlearn.AMFRegressor`).
+
+    Parameters
+    ----------
+    n_estimators : int, default=10
+    step : float, default=1.0
+    use_aggregation : bool, default=True
+    split_pure : bool, default=False
+    temporary_extension : bool, default=True
+    max_nodes : int, default=None
+    seed : int, default=None
+    """
+
+    _backing = "mondrianlearn.amf:AMFRegressor"
+    _params = ("n_estimators", "step", "use_aggregation", "split_pure",
+               "temporary_extension", "max_nodes")
+
+    def __init__(self, n_estimators=10, step=1.0, use_aggregation=True, split_pure=False,
+                 temporary_extension=True, max_nodes=None, seed=None):
+        self.n_estimators = n_estimators
+        self.step = step
+        self.use_aggregation = use_aggregation
+        self.split_pure = split_pure
+        self.temporary_extension = temporary_extension
+        self.max_nodes = max_nodes
+        self.seed = seed
+        self._init_state()

@@ -22,7 +22,9 @@ class AMFRegressor(RegressorMixin, BaseAMF):
     n_estimators : int, default=10
         Number of trees.
     step : float, default=1.0
-        Learning rate ``eta`` of the exponential weights.
+        Learning rate ``eta`` of the exponential weights of the squared loss, in the
+        unit of the target (theory: ``1 / (8 B^2)`` for targets within ``B`` of the
+        first one; standardise the target or scale ``step`` accordingly).
     use_aggregation : bool, default=True
         Whether to aggregate the prunings; if false, a tree predicts with the mean of
         the leaf cell containing the row.
@@ -112,7 +114,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         """
         X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True,
                                               y_numeric=True)
-        self._start(X.shape[1])
+        self._start(X.shape[1], y, sample_weight)
         self._learn_batch(X, y, sample_weight)
         self._trim()
         return self
@@ -138,7 +140,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
                                               y_numeric=True)
         if first:
-            self._start(X.shape[1])
+            self._start(X.shape[1], y, sample_weight)
         self._learn_batch(X, y, sample_weight)
         return self
 
@@ -151,7 +153,19 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         self._learn_batch(X, np.asarray(y, dtype=np.float64), np.ones(X.shape[0]))
         return self
 
-    def _start(self, n_features):
+    def _start(self, n_features, y, sample_weight):
+        """Empty trees; targets are centred on the stream's first target.
+
+        Forecasters work on ``y - offset`` with ``offset`` the first target of weight
+        > 0: an empty node (the paper's empty forecaster predicts 0) then predicts a
+        value of the right magnitude rather than 0, whatever the unit of ``y``. The
+        first row does not depend on how the stream is cut into batches, so ``fit``
+        and ``partial_fit`` in any batches still give the same model.
+        """
+        y = np.asarray(y, dtype=np.float64).reshape(-1)
+        positive = np.flatnonzero(np.asarray(sample_weight) > 0)
+        self._y_offset = float(y[positive[0]]) if positive.size else 0.0
+        self._y_scale = 1.0
         self._start_model(n_features, {
             "total": np.zeros(16),
             "mean": np.zeros(16),
@@ -171,7 +185,8 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         if X.shape[0] == 0:
             return
         y = np.ascontiguousarray(y + 0.0)  # -0.0 -> 0.0, so equal targets share a key
-        keys = y.view(np.int64)
+        keys = y.view(np.int64).copy()
+        y = (y - self._y_offset) / self._y_scale
         weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
         step = float(self.step)
         split_pure = bool(self.split_pure)
@@ -214,7 +229,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
                               s["log_weight_tree"], aggregate,
                               self.temporary_extension, scale, part)
 
-        return self._sum_over_trees(X, (), run)
+        return self._y_offset + self._y_scale * self._sum_over_trees(X, (), run)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
