@@ -204,6 +204,22 @@ def test_joblib_dask_backend_matches_local(client, classification, regression):
     assert_array_equal(std, local_std)
 
 
+@pytest.mark.xfail(reason=(
+    "AMF bug (mondrianlearn/amf): a fresh tree sent to a worker is pickled with "
+    "capacity 2; _plant_root's sample_blocks then lacks room for the root block "
+    "(needs n_nodes + 2 <= capacity after creating the root), returns early, and "
+    "the root keeps time 0: the tree never splits"), strict=False)
+def test_joblib_dask_backend_amf_matches_local(client, classification):
+    joblib = pytest.importorskip("joblib")
+    amf = pytest.importorskip("mondrianlearn.amf", reason="AMF is not importable")
+    X, y, X_test = classification
+    local = _stream(amf.AMFClassifier(4, random_state=0), X, y, batch=300)
+    with joblib.parallel_backend("dask"):
+        remote = _stream(amf.AMFClassifier(4, random_state=0), X, y, batch=300)
+        proba = remote.predict_proba(X_test)
+    assert_array_equal(proba, local.predict_proba(X_test))
+
+
 def test_sharded_classifier_matches_local_merged_forest(client, classification):
     from mondrianlearn.dask import DaskShardedForest, shard_estimators
 

@@ -105,7 +105,7 @@ class _Shard:
         proba = self.estimator.predict_proba(X)
         return self._summary()[0], proba, len(self.estimator._trained_trees())
 
-    def predict(self, X, return_std):
+    def predict_with_std(self, X):
         mean, std = self.estimator.predict(X, return_std=True)
         return self._summary()[0], (mean, std), len(self.estimator._trained_trees())
 
@@ -321,7 +321,7 @@ class DaskShardedForest:
             if return_std:
                 raise ValueError("return_std is only available for regressors.")
             return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
-        parts = list(self._call("predict", X, True).values())
+        parts = list(self._call("predict_with_std", X).values())
         weights = _tree_weights([n for _, _, n in parts])
         mean = sum(w * m for w, (_, (m, _), _) in zip(weights, parts))
         if not return_std:

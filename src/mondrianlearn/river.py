@@ -88,6 +88,9 @@ class _Backed:
         if not np.isfinite(X).all():
             raise ValueError("Input contains NaN or infinity.")
         if self._learned():
+            from .utils.validation import check_extent
+
+            check_extent(self._model, X, reset=False)
             self._model._partial_fit_validated(X, targets)
         else:
             self._model.partial_fit(X, np.asarray(targets))

@@ -30,6 +30,12 @@ from ..engine.tree import LEAF, META_N_NODES, META_ROOT
 _LOG_2 = np.log(2.0)
 
 
+LOG_WEIGHT_FLOOR = -1e300
+"""Log-weights stop here: a node that has lost this much is as good as dead, and
+finite values keep the aggregation defined (no inf - inf) even for losses that
+overflow, such as squared errors of targets near 1e300."""
+
+
 @kernel
 def log_mean_exp2(a, b):
     """``log((exp(a) + exp(b)) / 2)`` without overflow."""
@@ -133,7 +139,7 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
         node = leaf
         while node >= 0:
             p = (counts[node, k] + dirichlet) / (total[node] + prior_mass)
-            log_weight[node] += step * w * np.log(p)
+            log_weight[node] = max(log_weight[node] + step * w * np.log(p), LOG_WEIGHT_FLOOR)
             counts[node, k] += w
             total[node] += w
             _update_tree_weight(tree, log_weight, log_weight_tree, node)
@@ -180,7 +186,8 @@ def learn_regressor_tree(tree, X, keys, y, weights, start, total, mean, log_weig
         node = leaf
         while node >= 0:
             err = mean[node] - target
-            log_weight[node] -= step * w * 0.5 * err * err
+            log_weight[node] = max(log_weight[node] - step * w * 0.5 * err * err,
+                                   LOG_WEIGHT_FLOOR)
             total[node] += w
             mean[node] -= w * err / total[node]
             _update_tree_weight(tree, log_weight, log_weight_tree, node)

@@ -7,7 +7,7 @@ from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 
-from ..utils.validation import check_X_y_batch
+from ..utils.validation import _check_declared, check_class_labels, check_X_y_batch
 from ._base import BaseAMF, check_empty_batch, is_empty_batch
 
 
@@ -176,21 +176,19 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         if not first and is_empty_batch(X):
             check_empty_batch(self, X)
             return self
-        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first)
-        check_classification_targets(y)
+        labels = {}
+
+        def check_y(y, sample_weight):
+            labels["classes"], labels["declared"] = check_class_labels(
+                self, y, sample_weight, classes, first)
+
+        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
+                                              check_y=check_y)
         seen = y[sample_weight > 0]  # rows of weight zero teach nothing, not even a label
         if first:
-            declared = classes is not None
-            known = (np.unique(np.asarray(classes)) if declared
-                     else np.unique(seen if seen.size else y))
-            _check_declared(known, seen, declared)  # before any state changes
-            self.classes_ = known
-            self._classes_declared = declared
+            self.classes_ = labels["classes"]
+            self._classes_declared = labels["declared"]
             self._start(X.shape[1])
-        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
-            raise ValueError(
-                f"`classes={np.unique(classes)!r}` differs from the classes of the "
-                f"first call to partial_fit, {self.classes_!r}.")
         self._add_new_classes(seen)
         self._learn_batch(X, y, sample_weight)
         return self
@@ -308,12 +306,3 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         return self.classes_[np.argmax(proba, axis=1)]
 
 
-def _check_declared(classes, y, declared):
-    """With declared classes, any other label is an error."""
-    if not declared:
-        return
-    new = np.setdiff1d(np.unique(y), classes)
-    if new.size:
-        raise ValueError(
-            f"Labels {new.tolist()!r} are not in `classes` given to the first call to "
-            f"partial_fit ({np.asarray(classes).tolist()!r}).")

@@ -36,9 +36,9 @@ def apply_tree(tree, X, out):
 @kernel
 def branch_off_probability(delta, eta):
     """``1 - exp(-delta * eta)`` with the limits ``eta = 0`` and ``delta = inf``."""
-    if eta <= 0.0:
+    if eta <= 0.0 or delta <= 0.0:
         return 0.0
-    if np.isinf(delta):
+    if np.isinf(delta) or np.isinf(eta):
         return 1.0
     return -np.expm1(-delta * eta)
 

@@ -88,6 +88,9 @@ class BaseMondrianForest(VersionedStateMixin, BaseEstimator):
             if tree.n_nodes == 0:
                 _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
                                    max_nodes)
+                # Release the spare room of batch sampling here, in the tree's own
+                # thread, rather than serially after all trees (fit's trim).
+                tree.trim()
             else:
                 _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
                                     max_nodes)

@@ -107,6 +107,8 @@ def expected_discount(eta, delta, gamma):
     The split time of the new node is Exponential(eta) truncated to ``[0, delta]``,
     and its discount is ``exp(-gamma * time)``.
     """
+    if np.isinf(eta):
+        return 1.0  # cut off at once: the new node's split time is 0
     ratio = eta / (eta + gamma)
     if np.isinf(delta):
         return ratio

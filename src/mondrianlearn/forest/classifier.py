@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 
 from ..utils.parallel import map_trees
-from ..utils.validation import check_X_y_batch
+from ..utils.validation import _check_declared, check_class_labels, check_X_y_batch
 from ._base import BaseMondrianForest
 from ._smoothing import ikn_posterior, predict_proba_tree
 
@@ -143,20 +143,19 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         if not first and _is_empty(X):
             _check_empty_batch(self, X)
             return self
-        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first)
-        check_classification_targets(y)
+        labels = {}
+
+        def check_y(y, sample_weight):
+            labels["classes"], labels["declared"] = check_class_labels(
+                self, y, sample_weight, classes, first)
+
+        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
+                                              check_y=check_y)
         seen = y[sample_weight > 0]  # rows of weight zero teach nothing, not even a label
         if first:
-            declared = classes is not None
-            known = np.unique(np.asarray(classes)) if declared else np.unique(seen)
-            _check_declared(known, seen, declared)  # before any state changes
-            self.classes_ = known
-            self._classes_declared = declared
+            self.classes_ = labels["classes"]
+            self._classes_declared = labels["declared"]
             self._start_model(X.shape[1], len(self.classes_))
-        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
-            raise ValueError(
-                f"`classes={np.unique(classes)!r}` differs from the classes of the "
-                f"first call to partial_fit, {self.classes_!r}.")
         self._add_new_classes(seen)
         self._learn_batch(X, y, sample_weight)
         return self
@@ -325,17 +324,6 @@ class MondrianTreeClassifier(MondrianForestClassifier):
         tree = self.trees_[0]
         return MondrianTreeView.from_state(tree, value=tree.node_stats["stats"],
                                            posterior=self.node_posteriors(0))
-
-
-def _check_declared(classes, y, declared):
-    """With declared classes, any other label is an error."""
-    if not declared:
-        return
-    new = np.setdiff1d(np.unique(y), classes)
-    if new.size:
-        raise ValueError(
-            f"Labels {new.tolist()!r} are not in `classes` given to the first call to "
-            f"partial_fit ({np.asarray(classes).tolist()!r}).")
 
 
 def _is_empty(X):

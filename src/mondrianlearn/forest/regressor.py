@@ -11,6 +11,9 @@ from ._smoothing import node_moments, path_lengths, path_weights_tree, predict_m
 from .classifier import _check_empty_batch, _is_empty
 
 
+_MAX_SCALED_TARGET = 1e100
+
+
 class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     """Mondrian forest regressor with predictive mean and standard deviation.
 
@@ -141,8 +144,21 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         if X.shape[0] == 0:
             return
         z = (np.asarray(y, dtype=np.float64) - self._y_offset) / self._y_scale
+        largest = float(np.max(np.abs(z)))
+        if largest > _MAX_SCALED_TARGET:
+            factor = largest  # far larger targets than the first batch's: rescale
+            self._rescale_targets(factor)
+            z /= factor
         point_stats = np.column_stack([sample_weight, sample_weight * z, sample_weight * z * z])
         self._learn(X, np.zeros(X.shape[0], dtype=np.int64), point_stats)
+
+    def _rescale_targets(self, factor):
+        """Divide the stored (scaled) targets by ``factor``, so that their squares
+        cannot overflow; the model's predictions do not change."""
+        self._y_scale *= factor
+        for stats in [t.node_stats["stats"] for t in self.trees_] + [self._store.stats]:
+            stats[:, 1] /= factor
+            stats[:, 2] /= factor * factor
 
     def predict(self, X, return_std=False):
         """Predictive mean (and standard deviation) of each row.

@@ -19,7 +19,8 @@ class VersionedStateMixin:
     def __getstate__(self):
         from .. import __version__
 
-        state = super().__getstate__()
+        # A copy: on Python >= 3.11 ``object.__getstate__`` returns the live __dict__.
+        state = dict(super().__getstate__())
         state["_mondrianlearn_version"] = __version__
         state["_mondrianlearn_state_format"] = STATE_FORMAT
         return state

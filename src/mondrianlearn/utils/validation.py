@@ -4,19 +4,36 @@ import numpy as np
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
 
-def check_X_y_batch(estimator, X, y, sample_weight, *, reset, y_numeric=False):
+def check_X_y_batch(estimator, X, y, sample_weight, *, reset, y_numeric=False, check_y=None):
     """Validate a training batch; return float64 ``X``, ``y`` and weights.
 
-    ``X`` must be 2-D, finite and numeric; weights must be finite and non-negative.
-    Nothing on the estimator changes unless ``reset`` (feature count and names are
-    then recorded, as scikit-learn does).
+    ``X`` must be 2-D, finite and numeric, and its range must not overflow (see
+    ``check_extent``); weights must be finite and non-negative; ``check_y(y,
+    sample_weight)``, when given, checks the labels. On success with ``reset``, the
+    feature count and names are recorded (as scikit-learn does); on failure the
+    estimator is left exactly as it was.
     """
-    X, y = validate_data(estimator, X, y, reset=reset, dtype=np.float64,
-                         ensure_min_samples=1, y_numeric=y_numeric)
-    # A later mini-batch of zero weights is allowed (it teaches nothing: a no-op).
-    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                         ensure_non_negative=True,
-                                         allow_all_zero_weights=not reset)
+    recorded = ("n_features_in_", "feature_names_in_", "_feature_range")
+    saved = {k: estimator.__dict__[k] for k in recorded if k in estimator.__dict__}
+    try:
+        X, y = validate_data(estimator, X, y, reset=reset, dtype=np.float64,
+                             ensure_min_samples=1, y_numeric=y_numeric)
+        if y_numeric and not np.all(np.isfinite(np.asarray(y, dtype=np.float64))):
+            raise ValueError("Input y contains NaN or infinity.")
+        # A later mini-batch of zero weights is allowed (it teaches nothing: a no-op).
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                             ensure_non_negative=True,
+                                             allow_all_zero_weights=not reset)
+        if check_y is not None:
+            check_y(y, sample_weight)
+        check_extent(estimator, X[sample_weight > 0], reset=reset)  # rows it will learn
+    except Exception:
+        for k in recorded:  # put back what was there, in place; drop what was added
+            if k in saved:
+                estimator.__dict__[k] = saved[k]
+            else:
+                estimator.__dict__.pop(k, None)
+        raise
     return np.ascontiguousarray(X), y, sample_weight
 
 
@@ -29,3 +46,63 @@ def check_X_predict(estimator, X):
 def check_scalar_positive(name, value):
     if not value > 0:
         raise ValueError(f"{name} must be > 0, got {value!r}.")
+
+
+def check_extent(estimator, X, *, reset):
+    """Refuse rows whose range, with everything seen before, overflows float64.
+
+    Mondrian split times are exponential clocks with rate the linear dimension of a
+    box (the sum of its side lengths); with values near the float64 limits that sum
+    overflows to infinity and the process degenerates. The running range of the
+    features is kept in ``estimator._feature_range`` and updated only when the batch
+    is accepted, so a refused batch leaves the model unchanged.
+    """
+    if X.shape[0] == 0:
+        return
+    low, high = X.min(axis=0), X.max(axis=0)
+    known = None if reset else getattr(estimator, "_feature_range", None)
+    if known is not None and known.shape[1] == X.shape[1]:
+        low, high = np.minimum(low, known[0]), np.maximum(high, known[1])
+    with np.errstate(over="ignore", invalid="ignore"):
+        extent = np.sum(high - low)
+    if not np.isfinite(extent):
+        raise ValueError(
+            "The features span a range whose total width overflows float64 (values "
+            "near +-1.8e308); rescale them, e.g. with sklearn.preprocessing.MinMaxScaler.")
+    estimator._feature_range = np.vstack([low, high])
+
+
+def check_class_labels(estimator, y, sample_weight, classes, first):
+    """Label checks of a classifier's training batch (before any state changes).
+
+    Rows of weight zero teach nothing, not even a label. On a first call, returns
+    the sorted classes (``classes`` when given, else those seen) and whether they
+    were declared; afterwards, checks that ``classes`` (if given) did not change and
+    that no label lies outside declared classes, and returns ``(None, None)``.
+    """
+    from sklearn.utils.multiclass import check_classification_targets
+
+    check_classification_targets(y)
+    seen = y[sample_weight > 0]
+    if first:
+        declared = classes is not None
+        known = np.unique(np.asarray(classes)) if declared else np.unique(seen if seen.size else y)
+        _check_declared(known, seen, declared)
+        return known, declared
+    if classes is not None and not np.array_equal(np.unique(classes), estimator.classes_):
+        raise ValueError(
+            f"`classes={np.unique(classes)!r}` differs from the classes of the first "
+            f"call to partial_fit, {estimator.classes_!r}.")
+    _check_declared(estimator.classes_, seen, estimator._classes_declared)
+    return None, None
+
+
+def _check_declared(classes, y, declared):
+    """With declared classes, any other label is an error."""
+    if not declared:
+        return
+    new = np.setdiff1d(np.unique(y), classes)
+    if new.size:
+        raise ValueError(
+            f"Labels {new.tolist()!r} are not in `classes` given to the first call to "
+            f"partial_fit ({np.asarray(classes).tolist()!r}).")
