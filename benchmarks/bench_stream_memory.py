@@ -1,0 +1,138 @@
+"""Endless streams in bounded memory (issue 8).
+
+A synthetic stream (20 features, a noisy non-linear class boundary) goes through the
+Mondrian forest and AMF, with and without a node budget (``max_nodes``). Each model
+runs in its own process so that its peak memory (max RSS) is its own. The table shows
+peak memory, model size, throughput per segment of the stream with the mean depth of
+the trees (throughput may fall only as fast as the depth grows), and test accuracy.
+
+    python benchmarks/bench_stream_memory.py            # 2 million rows
+    python benchmarks/bench_stream_memory.py --quick    # 200 thousand rows
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+N_FEATURES = 20
+CHUNK = 10_000
+
+
+def stream_chunk(index):
+    """Rows ``index * CHUNK ...`` of the stream (generated, so nothing is stored)."""
+    rng = np.random.RandomState(1_000_003 + index)
+    X = rng.uniform(size=(CHUNK, N_FEATURES))
+    score = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.5 * X[:, 3] + 0.15 * rng.normal(size=CHUNK)
+    return X, (score > 0.9).astype(int)
+
+
+def mean_leaf_depth(model, X):
+    """Average depth of the leaves that rows of ``X`` fall into (first tree)."""
+    from mondrianlearn.engine.paths import find_leaf
+
+    tree = model.trees_[0].arrays
+    depths = []
+    for x in X[:500]:
+        node, d = find_leaf(tree, x), 0
+        while tree.parent[node] >= 0:
+            node, d = tree.parent[node], d + 1
+        depths.append(d)
+    return float(np.mean(depths))
+
+
+def run_one(name, n_rows, segments, n_trees):
+    from mondrianlearn import AMFClassifier, MondrianForestClassifier
+
+    models = {
+        "MF": lambda: MondrianForestClassifier(n_estimators=n_trees, random_state=0),
+        "MF max_nodes=20000": lambda: MondrianForestClassifier(n_estimators=n_trees, max_nodes=20000,
+                                                               random_state=0),
+        "AMF": lambda: AMFClassifier(n_estimators=n_trees, random_state=0),
+        "AMF max_nodes=20000": lambda: AMFClassifier(n_estimators=n_trees, max_nodes=20000,
+                                                     random_state=0),
+    }
+    model = models[name]()
+    X_test, y_test = stream_chunk(10_000_000)  # a chunk far away in the stream: unseen rows
+    n_chunks = n_rows // CHUNK
+    per_segment = max(1, n_chunks // segments)
+    rows = []
+    tic = time.perf_counter()
+    seg_start, seg_rows = tic, 0
+    for c in range(n_chunks):
+        X, y = stream_chunk(c)
+        model.partial_fit(X, y)
+        seg_rows += CHUNK
+        if (c + 1) % per_segment == 0 or c == n_chunks - 1:
+            now = time.perf_counter()
+            rows.append({
+                "rows": (c + 1) * CHUNK,
+                "rows_per_s": seg_rows / (now - seg_start),
+                "depth": mean_leaf_depth(model, X_test),
+                "nodes_per_tree": float(np.mean(model.n_nodes_)),
+                "model_MB": model.model_size_ / 2**20,
+                "accuracy": float(model.score(X_test[:5000], y_test[:5000])),
+            })
+            seg_start, seg_rows = time.perf_counter(), 0
+    total = time.perf_counter() - tic
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"name": name, "segments": rows, "seconds": total, "peak_MB": peak_mb}))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rows", type=int, default=None)
+    parser.add_argument("--trees", type=int, default=5,
+                        help="trees per forest (unbounded forests of 10 trees need ~13 GB "
+                             "at 2 million rows)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    n_rows = args.rows or (200_000 if args.quick else 2_000_000)
+    segments = 5 if args.quick else 10
+    if args.child:
+        run_one(args.child, n_rows, segments, args.trees)
+        return
+    names = ["MF", "MF max_nodes=20000", "AMF", "AMF max_nodes=20000"]
+    results = []
+    for name in names:
+        out = subprocess.run([sys.executable, __file__, "--child", name, "--rows", str(n_rows),
+                              "--trees", str(args.trees)],
+                             capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+        if out.returncode != 0:
+            print(f"{name} failed:\n{out.stderr[-2000:]}")
+            continue
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    print(f"# Stream of {n_rows:,} rows x {N_FEATURES} features, {args.trees} trees, "
+          f"mini-batches of {CHUNK:,}\n")
+    print("| model | peak RSS (MB) | final model (MB) | nodes/tree | total s | rows/s | "
+          "test accuracy |")
+    print("|---|---|---|---|---|---|---|")
+    for r in results:
+        last = r["segments"][-1]
+        print(f"| {r['name']} | {r['peak_MB']:.0f} | {last['model_MB']:.1f} | "
+              f"{last['nodes_per_tree']:.0f} | {r['seconds']:.1f} | "
+              f"{n_rows / r['seconds']:.0f} | {last['accuracy']:.4f} |")
+    print("\nThroughput, depth, size and accuracy along the stream:\n")
+    for r in results:
+        print(f"**{r['name']}**\n")
+        print("| rows seen | rows/s in segment | mean leaf depth | nodes/tree | model MB | "
+              "test accuracy |")
+        print("|---|---|---|---|---|---|")
+        for s in r["segments"]:
+            print(f"| {s['rows']:,} | {s['rows_per_s']:.0f} | {s['depth']:.1f} | "
+                  f"{s['nodes_per_tree']:.0f} | {s['model_MB']:.1f} | {s['accuracy']:.4f} |")
+        first, last = r["segments"][0], r["segments"][-1]
+        slow = first["rows_per_s"] / last["rows_per_s"]
+        deeper = last["depth"] / max(first["depth"], 1e-9)
+        print(f"\nthroughput fell {slow:.2f}x while the depth grew {deeper:.2f}x "
+              f"({'within' if slow <= 1.25 * deeper else 'MORE than'} what depth explains)\n")
+
+
+if __name__ == "__main__":
+    main()
