@@ -35,13 +35,14 @@ def box_excess(tree, node, x, out):
 
 
 @kernel
-def _absorb(tree, node, x, key):
-    """Widen the box of ``node`` to contain ``x`` and count the point."""
-    for d in range(x.shape[0]):
-        if x[d] < tree.lower[node, d]:
-            tree.lower[node, d] = x[d]
-        if x[d] > tree.upper[node, d]:
-            tree.upper[node, d] = x[d]
+def _absorb(tree, node, x, key, eta):
+    """Count ``x`` in ``node``, widening its box when ``x`` lies outside (``eta > 0``)."""
+    if eta > 0.0:
+        for d in range(x.shape[0]):
+            if x[d] < tree.lower[node, d]:
+                tree.lower[node, d] = x[d]
+            elif x[d] > tree.upper[node, d]:
+                tree.upper[node, d] = x[d]
     tree.n_points[node] += 1
     if tree.label[node] != key:
         tree.label[node] = MIXED
@@ -150,7 +151,7 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
                                            split_time, excess, eta, lifetime,
                                            use_pausing, rng)
                 return leaf, tree.parent[node], node
-        _absorb(tree, node, x, key)
+        _absorb(tree, node, x, key, eta)
         if is_leaf:
             link_sample(tree, sample_next, node, sample)
             if tree.paused[node] and tree.n_points[node] > tree.meta[META_MAX_LEAF_POINTS]:
@@ -212,7 +213,7 @@ def absorb_to_leaf(tree, x, key):
     """
     node = tree.meta[META_ROOT]
     while True:
-        _absorb(tree, node, x, key)
+        _absorb(tree, node, x, key, 1.0)
         if tree.left[node] == LEAF:
             return node
         if x[tree.feature[node]] <= tree.threshold[node]:

@@ -56,28 +56,33 @@ def should_pause(tree, node, extent, pause_pure, min_samples_split):
 
 @kernel
 def _set_box(tree, X, keys, indices, start, end, node):
-    """Bounding box, point count and common label of ``indices[start:end]``."""
+    """Bounding box, point count and common label of ``indices[start:end]``.
+
+    The running bounds live in local buffers (registers and cache) rather than in
+    the node arrays, and are written once at the end.
+    """
     n_features = X.shape[1]
     first = indices[start]
-    for d in range(n_features):
-        tree.lower[node, d] = X[first, d]
-        tree.upper[node, d] = X[first, d]
+    lower = X[first].copy()
+    upper = X[first].copy()
     label = keys[first]
     for i in range(start + 1, end):
         s = indices[i]
         for d in range(n_features):
             v = X[s, d]
-            if v < tree.lower[node, d]:
-                tree.lower[node, d] = v
-            elif v > tree.upper[node, d]:
-                tree.upper[node, d] = v
+            if v < lower[d]:
+                lower[d] = v
+            elif v > upper[d]:
+                upper[d] = v
         if keys[s] != label:
             label = MIXED
-    tree.n_points[node] = end - start
-    tree.label[node] = label
     extent = 0.0
     for d in range(n_features):
-        extent += tree.upper[node, d] - tree.lower[node, d]
+        tree.lower[node, d] = lower[d]
+        tree.upper[node, d] = upper[d]
+        extent += upper[d] - lower[d]
+    tree.n_points[node] = end - start
+    tree.label[node] = label
     return extent
 
 
