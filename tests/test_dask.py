@@ -204,11 +204,6 @@ def test_joblib_dask_backend_matches_local(client, classification, regression):
     assert_array_equal(std, local_std)
 
 
-@pytest.mark.xfail(reason=(
-    "AMF bug (mondrianlearn/amf): a fresh tree sent to a worker is pickled with "
-    "capacity 2; _plant_root's sample_blocks then lacks room for the root block "
-    "(needs n_nodes + 2 <= capacity after creating the root), returns early, and "
-    "the root keeps time 0: the tree never splits"), strict=False)
 def test_joblib_dask_backend_amf_matches_local(client, classification):
     joblib = pytest.importorskip("joblib")
     amf = pytest.importorskip("mondrianlearn.amf", reason="AMF is not importable")

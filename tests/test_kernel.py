@@ -268,7 +268,7 @@ def test_classifier_partial_fit_and_unseen_labels():
 
 def test_classifier_sweep_children_inherit_weights():
     """Right after a cut the predictions are unchanged (weights are copied)."""
-    from mondrianlearn.kernel._sweep import FlatForest, sgd_errors, sgd_sweep_events
+    from mondrianlearn.kernel._sweep import FlatForest, sgd_sweep_events
     from mondrianlearn.engine.random import spawn_states
     from mondrianlearn.kernel._features import new_partition, sample_partition
 
