@@ -41,6 +41,7 @@ BENCHMARKS = {
     "amf-online": ("bench_amf.py", "AMF paper: online curves against river and scikit-learn"),
     "amf-toy": (None, "AMF paper figure 1: decision functions on toy data"),
     "mf-regression-paths": (None, "scikit-garden tutorial: path weights and uncertainty band"),
+    "mondrian-painting": (None, "a 2-D Mondrian tree drawn as a Mondrian painting"),
     "kernel": ("bench_kernel.py", "Mondrian kernel paper figures"),
     "ensembles": ("bench_ensembles.py", "seed 002 tables: bagging, boosting, plain forest"),
 }
@@ -264,6 +265,21 @@ def _bench_in_package(name, out):
         rows = [{"dataset": d, **{m: fig.aucs[(d, m)] for m in models}}
                 for d in dict.fromkeys(d for d, _ in fig.aucs)]
         table = format_table(rows, ["dataset", *models])
+    elif name == "mondrian-painting":
+        from sklearn.datasets import make_moons
+
+        from .forest import MondrianTreeClassifier
+        from .plotting import plot_mondrian_tree
+
+        X, y = make_moons(n_samples=80, noise=0.2, random_state=0)
+        tree = MondrianTreeClassifier(random_state=3).fit(X, y)
+        ax = plot_mondrian_tree(tree, X, y)
+        ax.figure.savefig(out / "mondrian_tree.png", dpi=110, bbox_inches="tight")
+        view = tree.tree_
+        rows = [{"nodes": view.node_count, "leaves": view.n_leaves, "depth": view.max_depth,
+                 "first split time": float(view.split_time[view.root]),
+                 "training accuracy": float(tree.score(X, y))}]
+        table = format_table(rows, list(rows[0]))
     else:
         from .forest import MondrianForestRegressor, MondrianTreeRegressor
 
