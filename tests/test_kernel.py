@@ -256,14 +256,28 @@ def test_classifier_multiclass_strings_and_proba():
 def test_classifier_partial_fit_and_unseen_labels():
     X, y = _xor(600, seed=1)
     clf = MondrianKernelClassifier(n_trees=20, lifetime=3.0, random_state=0)
-    with pytest.raises(ValueError, match="classes"):
-        clf.partial_fit(X[:10], y[:10])
     for _ in range(3):
         for i in range(0, 600, 100):
             clf.partial_fit(X[i:i + 100], y[i:i + 100], classes=[0, 1])
     assert clf.score(X, y) > 0.85
-    with pytest.raises(ValueError, match="not in classes_"):
+    with pytest.raises(ValueError, match="not in `classes`"):
         clf.partial_fit(X[:3], np.array([0, 1, 5]))
+
+
+def test_classifier_grows_classes_and_keeps_its_scores():
+    X, y = _xor(600, seed=1)
+    clf = MondrianKernelClassifier(n_trees=20, lifetime=3.0, random_state=0)
+    clf.partial_fit(X[:10], y[:10])  # no classes declared: they come from the data
+    for i in range(10, 600, 100):
+        clf.partial_fit(X[i:i + 100], y[i:i + 100])
+    before = clf.predict(X)
+    T = np.vstack([X[:50], [[5.0, 5.0]]])
+    clf.partial_fit(T[-1:], [7])  # a third class arrives: binary -> one-vs-rest
+    assert list(clf.classes_) == [0, 1, 7]
+    assert clf.coef_.shape[1] == 3
+    proba = clf.predict_proba(X[:50])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert (clf.predict(X) == before).mean() > 0.95
 
 
 def test_classifier_sweep_children_inherit_weights():

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianBoostingClassifier,
-                           MondrianForestClassifier, MondrianForestRegressor, __version__)
+                           MondrianForestClassifier, MondrianForestRegressor,
+                           MondrianKernelClassifier, MondrianKernelRegressor, __version__)
 from mondrianlearn.utils.persistence import STATE_FORMAT, IncompatibleModelError
 
 ESTIMATORS = [
@@ -17,6 +18,8 @@ ESTIMATORS = [
     lambda: AMFClassifier(n_estimators=4, random_state=0),
     lambda: AMFRegressor(n_estimators=4, random_state=0),
     lambda: MondrianBoostingClassifier(n_estimators=4, random_state=0),
+    lambda: MondrianKernelRegressor(n_trees=5, lifetime=2.0, random_state=0),
+    lambda: MondrianKernelClassifier(n_trees=5, lifetime=2.0, random_state=0),
 ]
 
 

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianBoostingClassifier,
-                           MondrianForestClassifier, MondrianForestRegressor)
+                           MondrianForestClassifier, MondrianForestRegressor,
+                           MondrianKernelClassifier, MondrianKernelRegressor)
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -29,12 +30,14 @@ CLASSIFIERS = [
     lambda seed: AMFClassifier(n_estimators=2, split_pure=True, max_nodes=9,
                                temporary_extension=False, random_state=seed),
     lambda seed: MondrianBoostingClassifier(n_estimators=3, random_state=seed),
+    lambda seed: MondrianKernelClassifier(n_trees=4, lifetime=2.0, random_state=seed),
 ]
 REGRESSORS = [
     lambda seed: MondrianForestRegressor(n_estimators=3, random_state=seed),
     lambda seed: MondrianForestRegressor(n_estimators=2, min_samples_split=3, max_nodes=11,
                                          random_state=seed),
     lambda seed: AMFRegressor(n_estimators=3, random_state=seed),
+    lambda seed: MondrianKernelRegressor(n_trees=4, lifetime=2.0, random_state=seed),
 ]
 
 MAGNITUDES = [1.0, 1e-300, 5e-324, 1e300, 1.7e308, 1e6, 1e-6]

@@ -90,3 +90,20 @@ def test_regressors_learn_one():
             mae.update(2 * x["x"], model.predict_one(x))
             model.learn_one(x, 2 * x["x"])
         assert mae.get() < 0.2
+
+
+def test_mondrian_kernel_models_for_river():
+    rows, _, _ = _phishing(300)
+    clf = preprocessing.MinMaxScaler() | mlr.MondrianKernelClassifier(n_trees=10, lifetime=2.0,
+                                                                      seed=0)
+    assert evaluate.progressive_val_score(rows, clf, metrics.Accuracy()).get() > 0.7
+    reg = mlr.MondrianKernelRegressor(n_trees=10, lifetime=3.0, seed=0)
+    mae = metrics.MAE()
+    for i in range(300):
+        x = {"x": (i * 37 % 100) / 100}
+        if i > 0:
+            mae.update(2 * x["x"], reg.predict_one(x))
+        reg.learn_one(x, 2 * x["x"])
+    assert mae.get() < 0.3
+    reg.learn_one({"x": 0.5, "new": 1.0}, 1.0)  # a feature first seen late
+    assert reg._model.n_features_in_ == 2

@@ -24,7 +24,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("mondrianlearn.river needs river: pip install 'mondrian-learn[river]'") from exc
 
 __all__ = ["MondrianForestClassifier", "MondrianForestRegressor", "AMFClassifier",
-           "AMFRegressor", "MondrianKernelRegressor"]
+           "AMFRegressor", "MondrianKernelRegressor", "MondrianKernelClassifier"]
 
 
 class _Backed:
@@ -87,7 +87,7 @@ class _Backed:
             return
         if not np.isfinite(X).all():
             raise ValueError("Input contains NaN or infinity.")
-        if self._learned():
+        if self._learned() and hasattr(self._model, "_partial_fit_validated"):
             from .utils.validation import check_extent
 
             check_extent(self._model, X, reset=False)
@@ -120,7 +120,9 @@ class _BackedClassifier(_Backed, river_base.MiniBatchClassifier):
     def _proba_matrix(self, rows):
         if not self._learned():
             return None
-        return self._model._predict_proba_validated(self._checked(rows))
+        model = self._model
+        fast = getattr(model, "_predict_proba_validated", model.predict_proba)
+        return fast(self._checked(rows))
 
     def predict_proba_one(self, x):
         proba = self._proba_matrix([x])
@@ -157,15 +159,16 @@ class _BackedRegressor(_Backed, river_base.MiniBatchRegressor):
     def predict_one(self, x):
         if not self._learned():
             return 0.0
-        return float(self._model._predict_validated(self._checked([x]))[0])
+        fast = getattr(self._model, "_predict_validated", self._model.predict)
+        return float(fast(self._checked([x]))[0])
 
     def predict_many(self, X):
         import pandas as pd
 
         if not self._learned():
             return pd.Series(np.zeros(len(X)), index=X.index)
-        return pd.Series(self._model._predict_validated(self._checked(self._frame_rows(X))),
-                         index=X.index)
+        fast = getattr(self._model, "_predict_validated", self._model.predict)
+        return pd.Series(fast(self._checked(self._frame_rows(X))), index=X.index)
 
 
 def _plain(value):
@@ -303,5 +306,57 @@ class AMFRegressor(_BackedRegressor):
         self.split_pure = split_pure
         self.temporary_extension = temporary_extension
         self.max_nodes = max_nodes
+        self.seed = seed
+        self._init_state()
+
+
+class MondrianKernelRegressor(_BackedRegressor):
+    """Ridge regression on Mondrian kernel features, for river.
+
+    See :class:`mondrianlearn.MondrianKernelRegressor`: each row extends the
+    partitions (new cells become new features) and updates the ridge solution by a
+    rank-1 update. The lifetime sweep needs a batch, so the lifetime is given here.
+
+    Parameters
+    ----------
+    n_trees : int, default=50
+    lifetime : float, default=1.0
+        Lifetime of the partitions, in the unit of the features (scale them, e.g.
+        with ``preprocessing.MinMaxScaler() | model``).
+    alpha : float, default=1e-4
+    seed : int, default=None
+    """
+
+    _backing = "mondrianlearn.kernel:MondrianKernelRegressor"
+    _params = ("n_trees", "lifetime", "alpha")
+
+    def __init__(self, n_trees=50, lifetime=1.0, alpha=1e-4, seed=None):
+        self.n_trees = n_trees
+        self.lifetime = lifetime
+        self.alpha = alpha
+        self.seed = seed
+        self._init_state()
+
+
+class MondrianKernelClassifier(_BackedClassifier):
+    """Linear classifier on Mondrian kernel features (SGD, logistic loss), for river.
+
+    See :class:`mondrianlearn.MondrianKernelClassifier`.
+
+    Parameters
+    ----------
+    n_trees : int, default=50
+    lifetime : float, default=1.0
+    alpha : float, default=1e-6
+    seed : int, default=None
+    """
+
+    _backing = "mondrianlearn.kernel:MondrianKernelClassifier"
+    _params = ("n_trees", "lifetime", "alpha")
+
+    def __init__(self, n_trees=50, lifetime=1.0, alpha=1e-6, seed=None):
+        self.n_trees = n_trees
+        self.lifetime = lifetime
+        self.alpha = alpha
         self.seed = seed
         self._init_state()

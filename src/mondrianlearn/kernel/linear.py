@@ -21,7 +21,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..engine.random import spawn_states
 from ..engine.tree import LEAF
 from ..utils.parallel import map_trees
-from ..utils.validation import check_X_predict, check_X_y_batch
+from ..utils.persistence import VersionedStateMixin
+from ..utils.validation import check_class_labels, check_X_predict, check_X_y_batch
 from ._features import (assign_columns, extend_partition_rows, feature_matrix, leaves_of,
                         new_partition, pruned_copy, sample_partition)
 from ._ridge import OnlineRidge
@@ -47,7 +48,7 @@ _STOP_FACTOR = 2.0
 (and at least four per tree)."""
 
 
-class _BaseMondrianKernelModel(BaseEstimator):
+class _BaseMondrianKernelModel(VersionedStateMixin, BaseEstimator):
     """Partitions, feature columns and the lifetime sweep shared by both models."""
 
     _parameter_constraints = {
@@ -72,9 +73,9 @@ class _BaseMondrianKernelModel(BaseEstimator):
         def grow(tree):
             sample_partition(tree, X, lifetime)
             tree.trim()
+            return tree  # with joblib's Dask backend, trees come back from workers
 
-        map_trees(grow, trees, self.n_jobs)
-        return trees
+        return map_trees(grow, trees, self.n_jobs)
 
     def _set_trees(self, trees):
         self.trees_ = trees
@@ -93,8 +94,10 @@ class _BaseMondrianKernelModel(BaseEstimator):
     def _extend_columns(self, X):
         """Extend the partitions with the rows; return their sorted columns."""
         lifetime = float(self.lifetime_)
-        leaves = map_trees(lambda tree: extend_partition_rows(tree, X, lifetime),
-                           self.trees_, self.n_jobs)
+        results = map_trees(lambda tree: (tree, extend_partition_rows(tree, X, lifetime)),
+                            self.trees_, self.n_jobs)
+        self.trees_ = [tree for tree, _ in results]
+        leaves = [leaf for _, leaf in results]
         old = self.n_kernel_features_
         self.n_kernel_features_ = assign_columns(self.trees_, old)
         out = np.empty((X.shape[0], self.n_trees), dtype=np.int64)
@@ -131,6 +134,31 @@ class _BaseMondrianKernelModel(BaseEstimator):
         if k < forest.events.shape[0]:
             return float(forest.time[forest.events[k]])
         return float(self.max_lifetime_)
+
+    def _add_features(self, values):
+        """Grow the input space by features first seen now, at ``values`` (river).
+
+        Every cell's box gets ``[v, v]`` in the new dimensions: the partitions, and
+        so the kernel features and the linear model, are unchanged.
+        """
+        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        for tree in self.trees_:
+            tree.add_features(values)
+        self.n_features_in_ += values.shape[0]
+
+    @property
+    def model_size_(self):
+        """Bytes held by the fitted model (partitions, weights, ridge factor)."""
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self, "trees_")
+        total = sum(t.nbytes for t in self.trees_)
+        for value in self.__dict__.values():
+            if isinstance(value, np.ndarray):
+                total += value.nbytes
+            elif hasattr(value, "__dict__") and not isinstance(value, type):
+                total += sum(a.nbytes for a in vars(value).values() if isinstance(a, np.ndarray))
+        return total
 
     def _check_predict_input(self, X):
         check_is_fitted(self, "trees_")
@@ -473,6 +501,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
+        self._classes_declared = False
         self._fit(X, y, sample_weight)
         return self
 
@@ -544,7 +573,9 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         classes : array-like, default=None
-            All the classes; required on the first call.
+            All labels the stream will contain (first call). Optional: without it,
+            labels join the model as they appear (a new class starts with zero
+            weights); with it, any other label is an error.
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
@@ -552,14 +583,20 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         self
         """
         first = not hasattr(self, "trees_")
-        if first and classes is None:
-            raise ValueError("classes must be passed on the first call to partial_fit.")
-        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first)
-        check_classification_targets(y)
+        labels_info = {}
+
+        def check_y(y, sample_weight):
+            labels_info["classes"], labels_info["declared"] = check_class_labels(
+                self, y, sample_weight, classes, first)
+
+        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
+                                              check_y=check_y)
         if first:
-            self.classes_ = np.unique(np.asarray(classes))
+            self.classes_ = labels_info["classes"]
+            self._classes_declared = labels_info["declared"]
             self._fit(X, y, sample_weight)
             return self
+        self._add_new_classes(y[sample_weight > 0])
         labels = self._labels(y)
         keep = sample_weight > 0
         X, labels, sample_weight = X[keep], labels[keep], sample_weight[keep]
@@ -574,6 +611,31 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
                    self._rng)
         self.n_samples_seen_ += X.shape[0]
         return self
+
+    def _add_new_classes(self, y):
+        """Make room for labels first seen now, keeping every existing score.
+
+        The weights are read as one score per class (with two classes the single
+        column ``w`` scores class 1 and ``-w`` class 0), moved to the positions of
+        the merged sorted classes (new classes score 0), and written back in the
+        binary or one-vs-rest layout of the new number of classes.
+        """
+        new = np.setdiff1d(np.unique(y), self.classes_)
+        if new.size == 0:
+            return
+        merged = np.unique(np.concatenate([self.classes_, new]))
+        coef = self.coef_
+        if len(self.classes_) <= 2:
+            per_class = np.column_stack([-coef[:, 0], coef[:, 0]])[:, :len(self.classes_)]
+        else:
+            per_class = coef
+        scores = np.zeros((coef.shape[0], len(merged)))
+        scores[:, np.searchsorted(merged, self.classes_)] = per_class
+        if len(merged) <= 2:
+            self.coef_ = ((scores[:, 1] - scores[:, 0]) / 2.0)[:, None]
+        else:
+            self.coef_ = scores
+        self.classes_ = merged
 
     def decision_function(self, X):
         """Scores: shape (n_samples,) for two classes, (n_samples, n_classes) otherwise."""

@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..engine.random import spawn_states
 from ..utils.parallel import map_trees
+from ..utils.persistence import VersionedStateMixin
 from ..utils.validation import check_X_predict
 from ._features import (assign_columns, extend_partition_rows, feature_matrix,
                         new_partition, sample_partition)
@@ -20,7 +21,8 @@ def _check_X_fit(estimator, X, reset):
     return np.ascontiguousarray(X)
 
 
-class MondrianKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class MondrianKernel(VersionedStateMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                     BaseEstimator):
     """Random features of the Laplace kernel from Mondrian partitions.
 
     ``fit`` samples ``n_trees`` independent Mondrian partitions of the data with the
@@ -110,8 +112,9 @@ class MondrianKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         def grow(tree):
             sample_partition(tree, X, lifetime)
             tree.trim()
+            return tree  # with joblib's Dask backend, trees come back from workers
 
-        map_trees(grow, self.trees_, self.n_jobs)
+        self.trees_ = map_trees(grow, self.trees_, self.n_jobs)
         self.n_features_out_ = assign_columns(self.trees_, 0)
         self.n_samples_seen_ = X.shape[0]
 
@@ -143,8 +146,10 @@ class MondrianKernel(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
     def _extend(self, X):
         """Extend every tree with the rows; return the new columns of the rows."""
         lifetime = float(self.lifetime)
-        leaves = map_trees(lambda tree: extend_partition_rows(tree, X, lifetime),
-                           self.trees_, self.n_jobs)
+        results = map_trees(lambda tree: (tree, extend_partition_rows(tree, X, lifetime)),
+                            self.trees_, self.n_jobs)
+        self.trees_ = [tree for tree, _ in results]
+        leaves = [leaf for _, leaf in results]
         self.n_features_out_ = assign_columns(self.trees_, self.n_features_out_)
         self.n_samples_seen_ += X.shape[0]
         return leaves
