@@ -432,10 +432,18 @@ def speed_section(report, quick, seed):
 
 def main():
     parser = make_parser(__doc__.splitlines()[0])
+    parser.add_argument("--speed-only", action="store_true",
+                        help="only the speed and memory section (a few minutes)")
     args = parser.parse_args()
-    report = Report("bench_amf", "AMF: online protocol of the AMF paper", args)
+    name = "bench_amf_speed" if args.speed_only else "bench_amf"
+    report = Report(name, "AMF: online protocol of the AMF paper", args)
     letter = None
     verdicts = []
+    if args.speed_only:
+        speed_section(report, args.quick, args.seed)
+        if hasattr(report, "finish"):
+            report.finish()
+        return
     for name in CLASSIFICATION:
         full, cell, better = classification_section(report, name, args.quick, args.seed)
         verdicts.append((name, better))

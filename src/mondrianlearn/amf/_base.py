@@ -17,11 +17,11 @@ from sklearn.utils.validation import check_is_fitted
 from ..engine.random import spawn_states
 from ..engine.tree import TreeState
 from ..utils.parallel import map_trees
-from ..utils.persistence import VersionedStateMixin
+from ..utils.estimator import TreeModelMixin
 from ..utils.validation import check_X_predict
 
 
-class BaseAMF(VersionedStateMixin, BaseEstimator):
+class BaseAMF(TreeModelMixin, BaseEstimator):
     """Base class: subclasses define the node statistics and the learning kernel."""
 
     _parameter_constraints = {
@@ -72,17 +72,6 @@ class BaseAMF(VersionedStateMixin, BaseEstimator):
         # trained on workers and come back as new objects).
         self.trees_ = map_trees(learn_tree, self.trees_, self.n_jobs)
         self.n_samples_seen_ += n_rows
-
-    def _add_features(self, values):
-        """Grow the input space by features first seen now, at ``values``.
-
-        Earlier points are taken to have had these values (river's convention for
-        features that appear late); used by :mod:`mondrianlearn.river`.
-        """
-        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
-        for tree in self.trees_:
-            tree.add_features(values)
-        self.n_features_in_ += values.shape[0]
 
     def _trim(self):
         for tree in self.trees_:
@@ -141,32 +130,7 @@ class BaseAMF(VersionedStateMixin, BaseEstimator):
 
         return self._sum_over_trees(X, (), run)
 
-    @property
-    def n_nodes_(self):
-        """Number of nodes of each tree."""
-        check_is_fitted(self, "trees_")
-        return np.array([t.n_nodes for t in self.trees_])
-
-    @property
-    def model_size_(self):
-        """Bytes held by the fitted model (node arrays and statistics, all trees)."""
-        check_is_fitted(self, "trees_")
-        return sum(t.nbytes for t in self.trees_)
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
-
-
-def is_empty_batch(X):
-    shape = getattr(X, "shape", None)
-    return shape is not None and len(shape) == 2 and shape[0] == 0
-
-
-def check_empty_batch(estimator, X):
-    """An empty mini-batch is a no-op, but its width must still match."""
-    if X.shape[1] != estimator.n_features_in_:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but {type(estimator).__name__} is "
-            f"expecting {estimator.n_features_in_} features as input.")

@@ -7,8 +7,8 @@ from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 
-from ..utils.validation import _check_declared, check_class_labels, check_X_y_batch
-from ._base import BaseAMF, check_empty_batch, is_empty_batch
+from ..utils.validation import _check_declared, check_classifier_batch, check_X_y_batch
+from ._base import BaseAMF
 
 
 class AMFClassifier(ClassifierMixin, BaseAMF):
@@ -144,8 +144,9 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         -------
         self
         """
-        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True)
-        check_classification_targets(y)
+        X, y, sample_weight = check_X_y_batch(
+            self, X, y, sample_weight, reset=True,
+            check_y=lambda y, w: check_classification_targets(y))
         seen = y[sample_weight > 0]  # rows of weight zero add no class
         self.classes_ = np.unique(seen if seen.size else y)
         self._classes_declared = False
@@ -172,22 +173,12 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         -------
         self
         """
-        first = not hasattr(self, "trees_")
-        if not first and is_empty_batch(X):
-            check_empty_batch(self, X)
+        checked = check_classifier_batch(self, X, y, sample_weight, classes)
+        if checked is None:
             return self
-        labels = {}
-
-        def check_y(y, sample_weight):
-            labels["classes"], labels["declared"] = check_class_labels(
-                self, y, sample_weight, classes, first)
-
-        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
-                                              check_y=check_y)
+        X, y, sample_weight, first = checked
         seen = y[sample_weight > 0]  # rows of weight zero teach nothing, not even a label
         if first:
-            self.classes_ = labels["classes"]
-            self._classes_declared = labels["declared"]
             self._start(X.shape[1])
         self._add_new_classes(seen)
         self._learn_batch(X, y, sample_weight)

@@ -4,7 +4,8 @@ import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
 
 from ..utils.validation import check_X_y_batch
-from ._base import BaseAMF, check_empty_batch, is_empty_batch
+from ._base import BaseAMF
+from ..utils.validation import check_empty_batch, is_empty_batch
 
 
 class AMFRegressor(RegressorMixin, BaseAMF):

@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..engine.random import spawn_states
 from ..engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, SampleStore, TreeState
 from ..utils.parallel import map_trees
-from ..utils.persistence import VersionedStateMixin
+from ..utils.estimator import TreeModelMixin
 from ..utils.validation import check_X_predict
 from ..engine.growth import close_pending_blocks
 from ._additive import (accumulate_new_nodes, draw_multiplicities, extend_tree,
@@ -27,7 +27,7 @@ from ._additive import (accumulate_new_nodes, draw_multiplicities, extend_tree,
 _BIG_DEPTH = 2**62
 
 
-class BaseMondrianForest(VersionedStateMixin, BaseEstimator):
+class BaseMondrianForest(TreeModelMixin, BaseEstimator):
     """Base class: subclasses define the label statistics (``_point_stats``)."""
 
     _parameter_constraints = {
@@ -108,18 +108,6 @@ class BaseMondrianForest(VersionedStateMixin, BaseEstimator):
                 tree.keep_samples = False
                 tree.sample_mult = tree.sample_mult[:0] if not bootstrap else np.zeros(1)
 
-    def _add_features(self, values):
-        """Grow the input space by features first seen now, at ``values``.
-
-        Earlier points are taken to have had these values (river's convention for
-        features that appear late); used by :mod:`mondrianlearn.river`.
-        """
-        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
-        self._store.add_features(values)
-        for tree in self.trees_:
-            tree.add_features(values)
-        self.n_features_in_ += values.shape[0]
-
     def _widen_stats(self, n_stats):
         """Grow the statistics to ``n_stats`` columns (a new class arrived)."""
         self._store.widen(n_stats)
@@ -164,18 +152,6 @@ class BaseMondrianForest(VersionedStateMixin, BaseEstimator):
         per_row = 8 * max(n_columns, 1) * len(self.trees_)
         step = max(1, min(n_rows, (64 << 20) // per_row))
         return [slice(i, min(i + step, n_rows)) for i in range(0, n_rows, step)]
-
-    @property
-    def n_nodes_(self):
-        """Number of nodes of each tree."""
-        check_is_fitted(self, "trees_")
-        return np.array([t.n_nodes for t in self.trees_])
-
-    @property
-    def model_size_(self):
-        """Bytes held by the fitted model (trees, statistics, shared sample store)."""
-        check_is_fitted(self, "trees_")
-        return sum(t.nbytes for t in self.trees_) + self._store.nbytes
 
 
 def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,

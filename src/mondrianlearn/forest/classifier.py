@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 
 from ..utils.parallel import map_trees
-from ..utils.validation import _check_declared, check_class_labels, check_X_y_batch
+from ..utils.validation import _check_declared, check_classifier_batch, check_X_y_batch
 from ._base import BaseMondrianForest
 from ._smoothing import ikn_posterior, predict_proba_tree
 
@@ -112,8 +112,9 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         -------
         self
         """
-        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True)
-        check_classification_targets(y)
+        X, y, sample_weight = check_X_y_batch(
+            self, X, y, sample_weight, reset=True,
+            check_y=lambda y, w: check_classification_targets(y))
         self.classes_ = np.unique(y)
         self._classes_declared = False
         self._start_model(X.shape[1], len(self.classes_))
@@ -139,22 +140,12 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         -------
         self
         """
-        first = not hasattr(self, "trees_")
-        if not first and _is_empty(X):
-            _check_empty_batch(self, X)
+        checked = check_classifier_batch(self, X, y, sample_weight, classes)
+        if checked is None:
             return self
-        labels = {}
-
-        def check_y(y, sample_weight):
-            labels["classes"], labels["declared"] = check_class_labels(
-                self, y, sample_weight, classes, first)
-
-        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
-                                              check_y=check_y)
+        X, y, sample_weight, first = checked
         seen = y[sample_weight > 0]  # rows of weight zero teach nothing, not even a label
         if first:
-            self.classes_ = labels["classes"]
-            self._classes_declared = labels["declared"]
             self._start_model(X.shape[1], len(self.classes_))
         self._add_new_classes(seen)
         self._learn_batch(X, y, sample_weight)
@@ -324,16 +315,3 @@ class MondrianTreeClassifier(MondrianForestClassifier):
         tree = self.trees_[0]
         return MondrianTreeView.from_state(tree, value=tree.node_stats["stats"],
                                            posterior=self.node_posteriors(0))
-
-
-def _is_empty(X):
-    shape = getattr(X, "shape", None)
-    return shape is not None and len(shape) == 2 and shape[0] == 0
-
-
-def _check_empty_batch(estimator, X):
-    """An empty mini-batch is a no-op, but its width must still match."""
-    if X.shape[1] != estimator.n_features_in_:
-        raise ValueError(
-            f"X has {X.shape[1]} features, but {type(estimator).__name__} is "
-            f"expecting {estimator.n_features_in_} features as input.")

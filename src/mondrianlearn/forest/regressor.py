@@ -5,10 +5,9 @@ import scipy.sparse as sp
 from sklearn.base import RegressorMixin, _fit_context
 
 from ..utils.parallel import map_trees
-from ..utils.validation import check_X_y_batch
+from ..utils.validation import check_empty_batch, check_X_y_batch, is_empty_batch
 from ._base import BaseMondrianForest
 from ._smoothing import node_moments, path_lengths, path_weights_tree, predict_moments_tree
-from .classifier import _check_empty_batch, _is_empty
 
 
 _MAX_SCALED_TARGET = 1e100
@@ -117,8 +116,8 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         self
         """
         first = not hasattr(self, "trees_")
-        if not first and _is_empty(X):
-            _check_empty_batch(self, X)
+        if not first and is_empty_batch(X):
+            check_empty_batch(self, X)
             return self
         X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
                                               y_numeric=True)

@@ -21,8 +21,8 @@ from sklearn.utils.validation import check_is_fitted
 from ..engine.random import spawn_states
 from ..engine.tree import LEAF
 from ..utils.parallel import map_trees
-from ..utils.persistence import VersionedStateMixin
-from ..utils.validation import check_class_labels, check_X_predict, check_X_y_batch
+from ..utils.estimator import TreeModelMixin
+from ..utils.validation import check_classifier_batch, check_X_predict, check_X_y_batch
 from ._features import (assign_columns, extend_partition_rows, feature_matrix, leaves_of,
                         new_partition, pruned_copy, sample_partition)
 from ._ridge import OnlineRidge
@@ -48,7 +48,7 @@ _STOP_FACTOR = 2.0
 (and at least four per tree)."""
 
 
-class _BaseMondrianKernelModel(VersionedStateMixin, BaseEstimator):
+class _BaseMondrianKernelModel(TreeModelMixin, BaseEstimator):
     """Partitions, feature columns and the lifetime sweep shared by both models."""
 
     _parameter_constraints = {
@@ -134,31 +134,6 @@ class _BaseMondrianKernelModel(VersionedStateMixin, BaseEstimator):
         if k < forest.events.shape[0]:
             return float(forest.time[forest.events[k]])
         return float(self.max_lifetime_)
-
-    def _add_features(self, values):
-        """Grow the input space by features first seen now, at ``values`` (river).
-
-        Every cell's box gets ``[v, v]`` in the new dimensions: the partitions, and
-        so the kernel features and the linear model, are unchanged.
-        """
-        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
-        for tree in self.trees_:
-            tree.add_features(values)
-        self.n_features_in_ += values.shape[0]
-
-    @property
-    def model_size_(self):
-        """Bytes held by the fitted model (partitions, weights, ridge factor)."""
-        from sklearn.utils.validation import check_is_fitted
-
-        check_is_fitted(self, "trees_")
-        total = sum(t.nbytes for t in self.trees_)
-        for value in self.__dict__.values():
-            if isinstance(value, np.ndarray):
-                total += value.nbytes
-            elif hasattr(value, "__dict__") and not isinstance(value, type):
-                total += sum(a.nbytes for a in vars(value).values() if isinstance(a, np.ndarray))
-        return total
 
     def _check_predict_input(self, X):
         check_is_fitted(self, "trees_")
@@ -498,8 +473,9 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         -------
         self
         """
-        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True)
-        check_classification_targets(y)
+        X, y, sample_weight = check_X_y_batch(
+            self, X, y, sample_weight, reset=True,
+            check_y=lambda y, w: check_classification_targets(y))
         self.classes_ = np.unique(y)
         self._classes_declared = False
         self._fit(X, y, sample_weight)
@@ -582,18 +558,11 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         -------
         self
         """
-        first = not hasattr(self, "trees_")
-        labels_info = {}
-
-        def check_y(y, sample_weight):
-            labels_info["classes"], labels_info["declared"] = check_class_labels(
-                self, y, sample_weight, classes, first)
-
-        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
-                                              check_y=check_y)
+        checked = check_classifier_batch(self, X, y, sample_weight, classes)
+        if checked is None:
+            return self
+        X, y, sample_weight, first = checked
         if first:
-            self.classes_ = labels_info["classes"]
-            self._classes_declared = labels_info["declared"]
             self._fit(X, y, sample_weight)
             return self
         self._add_new_classes(y[sample_weight > 0])

@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..engine.random import spawn_states
 from ..utils.parallel import map_trees
-from ..utils.persistence import VersionedStateMixin
+from ..utils.estimator import TreeModelMixin
 from ..utils.validation import check_X_predict
 from ._features import (assign_columns, extend_partition_rows, feature_matrix,
                         new_partition, sample_partition)
@@ -21,7 +21,7 @@ def _check_X_fit(estimator, X, reset):
     return np.ascontiguousarray(X)
 
 
-class MondrianKernel(VersionedStateMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+class MondrianKernel(TreeModelMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                      BaseEstimator):
     """Random features of the Laplace kernel from Mondrian partitions.
 

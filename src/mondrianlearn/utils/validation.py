@@ -106,3 +106,42 @@ def _check_declared(classes, y, declared):
         raise ValueError(
             f"Labels {new.tolist()!r} are not in `classes` given to the first call to "
             f"partial_fit ({np.asarray(classes).tolist()!r}).")
+
+
+def is_empty_batch(X):
+    """Whether ``X`` is a 2-D array-like with no row."""
+    shape = getattr(X, "shape", None)
+    return shape is not None and len(shape) == 2 and shape[0] == 0
+
+
+def check_empty_batch(estimator, X):
+    """An empty mini-batch is a no-op for a fitted model, but its width must match."""
+    if X.shape[1] != estimator.n_features_in_:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {type(estimator).__name__} is "
+            f"expecting {estimator.n_features_in_} features as input.")
+
+
+def check_classifier_batch(estimator, X, y, sample_weight, classes):
+    """Every check of a classifier's ``partial_fit``, before any state changes.
+
+    Returns ``None`` for an empty mini-batch of a fitted model (a no-op), otherwise
+    ``(X, y, sample_weight, first)``; on a first call the checked ``classes_`` (the
+    declared ones, or those seen) and ``_classes_declared`` are then set.
+    """
+    first = not hasattr(estimator, "trees_")
+    if not first and is_empty_batch(X):
+        check_empty_batch(estimator, X)
+        return None
+    labels = {}
+
+    def check_y(y, sample_weight):
+        labels["classes"], labels["declared"] = check_class_labels(
+            estimator, y, sample_weight, classes, first)
+
+    X, y, sample_weight = check_X_y_batch(estimator, X, y, sample_weight, reset=first,
+                                          check_y=check_y)
+    if first:
+        estimator.classes_ = labels["classes"]
+        estimator._classes_declared = labels["declared"]
+    return X, y, sample_weight, first
