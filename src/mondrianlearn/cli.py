@@ -230,11 +230,15 @@ def _demo(args):
     print(f"\nProgressive accuracy of the online Mondrian forest: {diff:+.2f} points against "
           f"the retrained random forest; time ratio (random forest / Mondrian) {ratio:.1f}.")
     if args.plot:
-        from .plotting import plot_progressive
+        try:
+            from .plotting import plot_progressive
 
-        fig = plot_progressive(traces, metric_name="progressive accuracy")
+            fig = plot_progressive(traces, metric_name="progressive accuracy")
+        except ImportError:
+            print("(matplotlib is not installed: no figure; pip install 'mondrian-learn[plot]')")
+            return 0
         fig.savefig(args.plot, dpi=120, bbox_inches="tight")
-        print(f"Figure written to {args.plot}")
+        print(f"Figure of the curves written to {args.plot}")
     return 0
 
 
@@ -343,7 +347,10 @@ def build_parser():
                       help="samples between two refits of the random forest")
     demo.add_argument("--n-jobs", type=int, default=None)
     demo.add_argument("--seed", type=int, default=0)
-    demo.add_argument("--plot", metavar="FILE", help="write a PNG of the curves")
+    demo.add_argument("--plot", metavar="FILE", default="mondrian_demo.png",
+                      help="PNG of the curves (default: mondrian_demo.png)")
+    demo.add_argument("--no-plot", dest="plot", action="store_const", const=None,
+                      help="do not draw the curves")
     demo.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     demo.set_defaults(func=_demo)
 

@@ -71,7 +71,7 @@ def boost_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult, samp
                 leaf, must_regrow = add_point(
                     tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
                     np.float64(k), lifetime, True, pause_pure, min_samples_split, rng,
-                    excess)
+                    excess, True)
                 if must_regrow:  # room_for_one_point guaranteed the space
                     regrow_and_count(tree, X, keys, point_stats, stats, sample_next,
                                      sample_mult, leaf, lifetime, pause_pure,

@@ -115,10 +115,29 @@ def regrow_and_count(tree, X, keys, point_stats, stats, sample_next, sample_mult
 
 
 @kernel
+def _add_along_path(tree, stats, point_stats, s, key, multiplicity, leaf, one_hot):
+    """Add the statistics of sample ``s`` to ``leaf`` and every node above it."""
+    node = leaf
+    if one_hot:
+        value = multiplicity * point_stats[s, key]
+        while node >= 0:
+            stats[node, key] += value
+            node = tree.parent[node]
+        return
+    while node >= 0:  # scalar loop: no temporary array per node of the path
+        for k in range(stats.shape[1]):
+            stats[node, k] += multiplicity * point_stats[s, k]
+        node = tree.parent[node]
+
+
+@kernel
 def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
               multiplicity, lifetime, use_pausing, pause_pure, min_samples_split, rng,
-              excess):
+              excess, one_hot):
     """Extend the tree with sample ``s`` counted ``multiplicity`` times.
+
+    ``one_hot``: the statistics row of every point is zero but in column ``keys[s]``
+    (class counts), so only that column is updated along the path.
 
     Needs room for two more nodes. Returns the leaf of the point and whether that
     leaf, paused, must now be re-sampled (``regrow_and_count``, left to the caller
@@ -129,11 +148,7 @@ def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
     if new_parent >= 0:
         stats[new_parent, :] = stats[sibling, :]
         stats[leaf, :] = 0.0
-    node = leaf
-    while node >= 0:  # scalar loop: no temporary array per node of the path
-        for k in range(stats.shape[1]):
-            stats[node, k] += multiplicity * point_stats[s, k]
-        node = tree.parent[node]
+    _add_along_path(tree, stats, point_stats, s, keys[s], multiplicity, leaf, one_hot)
     must_regrow = use_pausing and leaf_must_unpause(tree, leaf, pause_pure,
                                                     min_samples_split)
     return leaf, must_regrow
@@ -142,7 +157,7 @@ def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
 @kernel
 def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
                 sample_ids, start, bootstrap, lifetime, use_pausing, pause_pure,
-                min_samples_split, rng, pending, max_nodes):
+                min_samples_split, rng, pending, max_nodes, one_hot):
     """Extend a tree online with the points ``sample_ids[start:]``, in order.
 
     With ``bootstrap``, each point gets a Poisson(1) multiplicity drawn from the
@@ -172,14 +187,12 @@ def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
                 continue
             multiplicity = np.float64(k)
         if full:
-            node = absorb_to_leaf(tree, X[s], keys[s])
-            while node >= 0:
-                stats[node, :] += multiplicity * point_stats[s, :]
-                node = tree.parent[node]
+            leaf = absorb_to_leaf(tree, X[s], keys[s])
+            _add_along_path(tree, stats, point_stats, s, keys[s], multiplicity, leaf, one_hot)
             continue
         leaf, must_regrow = add_point(tree, X, keys, point_stats, stats, sample_next,
                                       sample_mult, s, multiplicity, lifetime, use_pausing,
-                                      pause_pure, min_samples_split, rng, excess)
+                                      pause_pure, min_samples_split, rng, excess, one_hot)
         if must_regrow:
             if not room_to_regrow(tree, leaf) and tree.parent.shape[0] < max_nodes:
                 pending[0] = leaf

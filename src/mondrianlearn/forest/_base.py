@@ -41,8 +41,10 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
-    # Set by subclasses.
+    # Set by subclasses: pause blocks of one label (classification), and whether
+    # each point's statistics row is one-hot at its label key (class counts).
     _pause_pure = False
+    _one_hot_stats = False
 
     # ------------------------------------------------------------------ learning
     def _n_trees(self):
@@ -82,18 +84,19 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         pause_pure = bool(self._pause_pure)
         bootstrap = self._bootstrap()
         max_nodes = self._max_nodes_value()
+        one_hot = bool(self._one_hot_stats)
 
         def learn_tree(tree):
             tree.ensure_sample_capacity(store.n)
             if tree.n_nodes == 0:
                 _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
-                                   max_nodes)
+                                   max_nodes, one_hot)
                 # Release the spare room of batch sampling here, in the tree's own
                 # thread, rather than serially after all trees (fit's trim).
                 tree.trim()
             else:
                 _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
-                                    max_nodes)
+                                    max_nodes, one_hot)
             return tree
 
         # The trained trees are taken from the results: with joblib's Dask backend
@@ -155,7 +158,7 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
 
 
 def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
-                       max_nodes=_BIG_DEPTH):
+                       max_nodes=_BIG_DEPTH, one_hot=False):
     """Sample a tree from scratch on the points ``ids`` (root is node 0).
 
     With ``bootstrap``, each point first gets a Poisson(1) multiplicity; the tree is
@@ -170,7 +173,8 @@ def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
         # first blocks; growing point by point (same distribution without a budget)
         # spreads it over the whole tree.
         _sample_tree_batch(tree, store, ids[:1], lifetime, pause_pure, mss, False, max_nodes)
-        _extend_tree_online(tree, store, ids[1:], lifetime, pause_pure, mss, False, max_nodes)
+        _extend_tree_online(tree, store, ids[1:], lifetime, pause_pure, mss, False, max_nodes,
+                            pause_pure)  # one-hot statistics exactly when classifying
         return
     n = ids.shape[0]
     # Batch-sampled Mondrian forests have about one node per point (0.7-1.4 on the
@@ -216,7 +220,7 @@ def _reserve_nodes(tree, n_points, conservative=False, max_nodes=_BIG_DEPTH):
 
 
 def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
-                        max_nodes=_BIG_DEPTH):
+                        max_nodes=_BIG_DEPTH, one_hot=False):
     """Extend a tree point by point with ``ids``, growing storage as needed."""
     position = 0
     pending = np.full(1, -1, dtype=np.int64)
@@ -225,7 +229,8 @@ def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
         position = extend_tree(tree.arrays, store.X, store.keys, store.stats,
                                tree.node_stats["stats"], tree.sample_next,
                                tree.sample_mult, ids, position, bootstrap, lifetime, True,
-                               pause_pure, mss, tree.rng_state, pending, max_nodes)
+                               pause_pure, mss, tree.rng_state, pending, max_nodes,
+                               one_hot)
         leaf = int(pending[0])
         if leaf >= 0:
             tree.ensure_node_capacity(tree.n_nodes + 2 * int(tree.arrays.n_points[leaf]) + 2,

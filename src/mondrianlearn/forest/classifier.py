@@ -81,6 +81,7 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         "discount": [Interval(Real, 0, None, closed="left"), None],
     }
     _pause_pure = True
+    _one_hot_stats = True
 
     def __init__(self, n_estimators=10, *, lifetime=np.inf, discount=None,
                  min_samples_split=2, max_depth=None, max_nodes=None, bootstrap=False,
