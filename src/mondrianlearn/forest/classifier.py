@@ -73,7 +73,7 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
     >>> for start in range(0, 150, 50):  # three mini-batches
     ...     _ = clf.partial_fit(X[start:start + 50], y[start:start + 50])
     >>> clf.predict_proba(X[:1]).round(2).tolist()
-    [[0.99, 0.01, 0.0]]
+    [[1.0, 0.0, 0.0]]
     """
 
     _parameter_constraints = {
