@@ -55,16 +55,17 @@ def should_pause(tree, node, extent, pause_pure, min_samples_split):
 
 
 @kernel
-def _set_box(tree, X, keys, indices, start, end, node):
+def _set_box(tree, X, keys, indices, start, end, node, lower, upper):
     """Bounding box, point count and common label of ``indices[start:end]``.
 
-    The running bounds live in local buffers (registers and cache) rather than in
-    the node arrays, and are written once at the end.
+    The running bounds live in the work buffers ``lower`` and ``upper`` (in cache)
+    rather than in the node arrays, and are written once at the end.
     """
     n_features = X.shape[1]
     first = indices[start]
-    lower = X[first].copy()
-    upper = X[first].copy()
+    for d in range(n_features):
+        lower[d] = X[first, d]
+        upper[d] = X[first, d]
     label = keys[first]
     for i in range(start + 1, end):
         s = indices[i]
@@ -138,6 +139,8 @@ def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, lifeti
     capacity = tree.parent.shape[0]
     n_features = X.shape[1]
     ranges = np.empty(n_features)
+    lower = np.empty(n_features)
+    upper = np.empty(n_features)
     while stack_size > 0:
         if tree.meta[META_N_NODES] + 2 > capacity:
             return stack_size
@@ -145,7 +148,7 @@ def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, lifeti
         node = stack[stack_size, 0]
         start = stack[stack_size, 1]
         end = stack[stack_size, 2]
-        extent = _set_box(tree, X, keys, indices, start, end, node)
+        extent = _set_box(tree, X, keys, indices, start, end, node, lower, upper)
         if use_pausing and should_pause(tree, node, extent, pause_pure, min_samples_split):
             _make_leaf(tree, sample_next, indices, start, end, node, lifetime, True)
             continue
@@ -199,10 +202,12 @@ def close_pending_blocks(tree, X, keys, sample_next, indices, stack, stack_size,
     Used when a node budget stops the sampling: the Mondrian process is paused in
     those blocks (they are not cut), which keeps the tree valid and within budget.
     """
+    lower = np.empty(X.shape[1])
+    upper = np.empty(X.shape[1])
     while stack_size > 0:
         stack_size -= 1
         node = stack[stack_size, 0]
         start = stack[stack_size, 1]
         end = stack[stack_size, 2]
-        _set_box(tree, X, keys, indices, start, end, node)
+        _set_box(tree, X, keys, indices, start, end, node, lower, upper)
         _make_leaf(tree, sample_next, indices, start, end, node, lifetime, True)
