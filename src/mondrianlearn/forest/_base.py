@@ -72,7 +72,6 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
             for t in range(self._n_trees())
         ]
         self.n_samples_seen_ = 0
-        self._fitted_stats_columns = n_stats
 
     def _learn(self, X, keys, point_stats):
         """Add the rows to the store and teach them to every tree."""

@@ -108,7 +108,6 @@ def merge_forests(forests):
     merged.trees_ = [tree for forest_trees in trees for tree in forest_trees]
     merged.n_estimators = len(merged.trees_)
     merged.n_samples_seen_ = int(sum(f.n_samples_seen_ for f in forests))
-    merged._fitted_stats_columns = n_stats
     return merged
 
 

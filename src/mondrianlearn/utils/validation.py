@@ -43,11 +43,6 @@ def check_X_predict(estimator, X):
     return np.ascontiguousarray(X)
 
 
-def check_scalar_positive(name, value):
-    if not value > 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}.")
-
-
 def check_extent(estimator, X, *, reset):
     """Refuse rows whose range, with everything seen before, overflows float64.
 
