@@ -136,8 +136,12 @@ def load_benchmark(name, data_home=None):
         from scipy.io import loadmat
 
         m = loadmat(folder / "cpu.mat")
-        out.update(X_train=m["Xtrain"].T.astype(np.float64), y_train=m["ytrain"].ravel().astype(np.float64),
-                   X_test=m["Xtest"].T.astype(np.float64), y_test=m["ytest"].ravel().astype(np.float64))
+
+        def dense(a):  # the .mat file may store the arrays as sparse matrices
+            return np.asarray(a.toarray() if hasattr(a, "toarray") else a, dtype=np.float64)
+
+        out.update(X_train=dense(m["Xtrain"]).T, y_train=dense(m["ytrain"]).ravel(),
+                   X_test=dense(m["Xtest"]).T, y_test=dense(m["ytest"]).ravel())
     elif name == "spambase":
         data = np.loadtxt(folder / "spambase.data", delimiter=",", skiprows=1)
         out.update(X=data[:, :-1], y=data[:, -1].astype(int))
