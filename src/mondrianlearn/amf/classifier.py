@@ -7,7 +7,7 @@ from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 
-from ..utils.validation import _check_declared, check_classifier_batch, check_X_y_batch
+from ..utils.validation import check_classifier_batch, check_X_y_batch
 from ._base import BaseAMF
 
 
@@ -204,22 +204,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         })
 
     def _add_new_classes(self, y):
-        """Insert unseen labels into ``classes_`` (sorted) and the count columns."""
-        _check_declared(self.classes_, y, self._classes_declared)
-        new = np.setdiff1d(np.unique(y), self.classes_)
-        if new.size == 0:
-            return
-        merged = np.unique(np.concatenate([self.classes_, new]))
-        old_to_new = np.searchsorted(merged, self.classes_)
-        for tree in self.trees_:
-            old = tree.node_stats["counts"]
-            counts = np.zeros((old.shape[0], len(merged)))
-            counts[:, old_to_new] = old
-            tree.node_stats["counts"] = counts
-            label = tree.arrays.label
-            known = label >= 0
-            label[known] = old_to_new[label[known]]
-        self.classes_ = merged
+        self._merge_new_classes(y, "counts")
 
     def _dirichlet(self):
         if self.dirichlet is not None:

@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 
 from ..utils.parallel import map_trees
-from ..utils.validation import _check_declared, check_classifier_batch, check_X_y_batch
+from ..utils.validation import check_classifier_batch, check_X_y_batch
 from ._base import BaseMondrianForest
 from ._smoothing import ikn_posterior, predict_proba_tree
 
@@ -163,25 +163,7 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         return self
 
     def _add_new_classes(self, y):
-        _check_declared(self.classes_, y, self._classes_declared)
-        new = np.setdiff1d(np.unique(y), self.classes_)
-        if new.size == 0:
-            return
-        merged = np.unique(np.concatenate([self.classes_, new]))
-        old_to_new = np.searchsorted(merged, self.classes_)
-        self._widen_stats(len(merged))
-        store = self._store
-        store.stats[:, old_to_new] = store.stats[:, : len(self.classes_)].copy()
-        store.stats[:, np.setdiff1d(np.arange(len(merged)), old_to_new)] = 0.0
-        store.keys[: store.n] = old_to_new[store.keys[: store.n]]
-        for tree in self.trees_:
-            stats = tree.node_stats["stats"]
-            stats[:, old_to_new] = stats[:, : len(self.classes_)].copy()
-            stats[:, np.setdiff1d(np.arange(len(merged)), old_to_new)] = 0.0
-            label = tree.arrays.label
-            known = label >= 0
-            label[known] = old_to_new[label[known]]
-        self.classes_ = merged
+        self._merge_new_classes(y, "stats")
 
     def _learn_batch(self, X, y, sample_weight):
         keep = sample_weight > 0

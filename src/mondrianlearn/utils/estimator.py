@@ -52,3 +52,36 @@ class TreeModelMixin(VersionedStateMixin):
         if getattr(self, "_feature_range", None) is not None:
             self._feature_range = np.hstack([self._feature_range,
                                              np.vstack([values, values])])
+
+    def _merge_new_classes(self, y, stats_name):
+        """Insert labels first seen in ``y`` into ``classes_``, which stays sorted.
+
+        The per-node class-count columns ``node_stats[stats_name]`` of every tree, the
+        trees' node label keys and, when there is one, the shared sample store (its
+        statistics columns and keys) are remapped to the merged classes; new classes
+        start with zero counts. With declared classes, an unseen label is an error.
+        """
+        from .validation import _check_declared
+
+        _check_declared(self.classes_, y, self._classes_declared)
+        new = np.setdiff1d(np.unique(y), self.classes_)
+        if new.size == 0:
+            return
+        merged = np.unique(np.concatenate([self.classes_, new]))
+        old_to_new = np.searchsorted(merged, self.classes_)
+
+        def remap(columns):
+            out = np.zeros((columns.shape[0], len(merged)))
+            out[:, old_to_new] = columns[:, : len(self.classes_)]
+            return out
+
+        for tree in self.trees_:
+            tree.node_stats[stats_name] = remap(tree.node_stats[stats_name])
+            label = tree.arrays.label
+            known = label >= 0
+            label[known] = old_to_new[label[known]]
+        store = getattr(self, "_store", None)
+        if store is not None:
+            store.stats = remap(store.stats)
+            store.keys[: store.n] = old_to_new[store.keys[: store.n]]
+        self.classes_ = merged
