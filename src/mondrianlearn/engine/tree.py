@@ -187,15 +187,6 @@ class TreeState:
             lower=np.hstack([self.arrays.lower, new]),
             upper=np.hstack([self.arrays.upper, new]))
 
-    def resize_stat_columns(self, name, n_columns):
-        """Widen a per-node model array to ``n_columns`` columns (new ones zero)."""
-        array = self.node_stats[name]
-        if array.shape[1] >= n_columns:
-            return
-        out = np.zeros((array.shape[0], n_columns), dtype=array.dtype)
-        out[:, : array.shape[1]] = array
-        self.node_stats[name] = out
-
     def trim(self):
         """Release unused capacity (called at the end of ``fit``/``partial_fit``)."""
         n = max(self.n_nodes, 2)

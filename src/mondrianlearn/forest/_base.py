@@ -110,13 +110,6 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
                 tree.keep_samples = False
                 tree.sample_mult = tree.sample_mult[:0] if not bootstrap else np.zeros(1)
 
-    def _widen_stats(self, n_stats):
-        """Grow the statistics to ``n_stats`` columns (a new class arrived)."""
-        self._store.widen(n_stats)
-        for tree in self.trees_:
-            tree.resize_stat_columns("stats", n_stats)
-
-    # ---------------------------------------------------------------- inspection
     def _max_depth_value(self):
         return _BIG_DEPTH if self.max_depth is None else int(self.max_depth)
 
