@@ -1,7 +1,7 @@
 """The ``mondrian`` command line.
 
-- ``mondrian demo``: online learning on the bundled Elec2 stream against a random
-  forest retrained on the same prefix (the README's main job).
+- ``mondrian demo``: an online Mondrian forest and AMF on the bundled Elec2 stream,
+  against a random forest retrained on the same prefix (the README's main job).
 - ``mondrian evaluate DATA``: progressive (test-then-train) evaluation of any of the
   library's models on a CSV, LIBSVM or Parquet file or a known dataset, optionally
   against baselines, with a progress bar, a table and a plot.
@@ -209,10 +209,15 @@ def _demo(args):
     print(f"Elec2 stream: {X.shape[0]} samples, {X.shape[1]} features, "
           f"classes {sorted(set(y.tolist()))}. Test-then-train in mini-batches of "
           f"{args.batch_size}.", flush=True)
+    from .amf import AMFClassifier
+
     learners = [
         Learner(f"MondrianForest ({args.n_estimators} trees, online)",
                 MondrianForestClassifier(n_estimators=args.n_estimators, n_jobs=args.n_jobs,
                                          random_state=args.seed)),
+        Learner(f"AMF ({args.n_estimators} trees, online)",
+                AMFClassifier(n_estimators=args.n_estimators, n_jobs=args.n_jobs,
+                              random_state=args.seed)),
         Learner(f"RandomForest ({args.rf_trees} trees, refit every {args.refit_every})",
                 RandomForestClassifier(n_estimators=args.rf_trees, n_jobs=args.n_jobs,
                                        random_state=args.seed),
@@ -224,11 +229,13 @@ def _demo(args):
     columns = ["model", "accuracy", "log_loss", "roc_auc", "seconds", "samples_per_second"]
     print()
     print(format_table(rows, columns, floatfmt="{:.4g}"))
-    online, batch = traces
-    ratio = batch.summary["seconds"] / max(online.summary["seconds"], 1e-9)
-    diff = 100 * (online.summary["accuracy"] - batch.summary["accuracy"])
-    print(f"\nProgressive accuracy of the online Mondrian forest: {diff:+.2f} points against "
-          f"the retrained random forest; time ratio (random forest / Mondrian) {ratio:.1f}.")
+    batch = traces[-1]
+    print()
+    for online in traces[:-1]:
+        ratio = batch.summary["seconds"] / max(online.summary["seconds"], 1e-9)
+        diff = 100 * (online.summary["accuracy"] - batch.summary["accuracy"])
+        print(f"Progressive accuracy of {online.name}: {diff:+.2f} points against the "
+              f"retrained random forest, in {ratio:.1f}x less time.")
     if args.plot:
         try:
             from .plotting import plot_progressive
@@ -336,12 +343,13 @@ def build_parser():
                                      description="Learning with the Mondrian process.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    demo = sub.add_parser("demo", help="online learning on the bundled Elec2 stream, "
-                                       "against a retrained random forest")
+    demo = sub.add_parser("demo", help="online Mondrian forest and AMF on the bundled Elec2 "
+                                       "stream, against a retrained random forest")
     demo.add_argument("--n-samples", type=int, default=20000,
                       help="length of the stream (default: 20000; 45312 for all of it)")
     demo.add_argument("--batch-size", type=int, default=100)
-    demo.add_argument("--n-estimators", type=int, default=10, help="Mondrian trees")
+    demo.add_argument("--n-estimators", type=int, default=10,
+                      help="trees of the Mondrian forest and of AMF")
     demo.add_argument("--rf-trees", type=int, default=50, help="random forest trees")
     demo.add_argument("--refit-every", type=int, default=2000,
                       help="samples between two refits of the random forest")
