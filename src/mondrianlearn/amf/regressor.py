@@ -3,9 +3,8 @@
 import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
 
-from ..utils.validation import check_X_y_batch
+from ..utils.validation import check_regressor_batch, check_X_y_batch
 from ._base import BaseAMF
-from ..utils.validation import check_empty_batch, is_empty_batch
 
 
 class AMFRegressor(RegressorMixin, BaseAMF):
@@ -134,12 +133,10 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         -------
         self
         """
-        first = not hasattr(self, "trees_")
-        if not first and is_empty_batch(X):
-            check_empty_batch(self, X)
+        checked = check_regressor_batch(self, X, y, sample_weight)
+        if checked is None:
             return self
-        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
-                                              y_numeric=True)
+        X, y, sample_weight, first = checked
         if first:
             self._start(X.shape[1], y, sample_weight)
         self._learn_batch(X, y, sample_weight)

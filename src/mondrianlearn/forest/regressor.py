@@ -5,7 +5,7 @@ import scipy.sparse as sp
 from sklearn.base import RegressorMixin, _fit_context
 
 from ..utils.parallel import map_trees
-from ..utils.validation import check_empty_batch, check_X_y_batch, is_empty_batch
+from ..utils.validation import check_regressor_batch, check_X_y_batch
 from ._base import BaseMondrianForest
 from ._smoothing import node_moments, path_lengths, path_weights_tree, predict_moments_tree
 
@@ -115,12 +115,10 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         -------
         self
         """
-        first = not hasattr(self, "trees_")
-        if not first and is_empty_batch(X):
-            check_empty_batch(self, X)
+        checked = check_regressor_batch(self, X, y, sample_weight)
+        if checked is None:
             return self
-        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
-                                              y_numeric=True)
+        X, y, sample_weight, first = checked
         if first:
             self._start_target_scale(y, sample_weight)
             self._start_model(X.shape[1], 3)

@@ -140,3 +140,18 @@ def check_classifier_batch(estimator, X, y, sample_weight, classes):
         estimator.classes_ = labels["classes"]
         estimator._classes_declared = labels["declared"]
     return X, y, sample_weight, first
+
+
+def check_regressor_batch(estimator, X, y, sample_weight):
+    """Every check of a regressor's ``partial_fit``, before any state changes.
+
+    Returns ``None`` for an empty mini-batch of a fitted model (a no-op), otherwise
+    ``(X, y, sample_weight, first)``.
+    """
+    first = not hasattr(estimator, "trees_")
+    if not first and is_empty_batch(X):
+        check_empty_batch(estimator, X)
+        return None
+    X, y, sample_weight = check_X_y_batch(estimator, X, y, sample_weight, reset=first,
+                                          y_numeric=True)
+    return X, y, sample_weight, first
