@@ -38,12 +38,20 @@ overflow, such as squared errors of targets near 1e300."""
 
 @kernel
 def log_mean_exp2(a, b):
-    """``log((exp(a) + exp(b)) / 2)`` without overflow."""
+    """``log((exp(a) + exp(b)) / 2)`` without overflow.
+
+    Skips the transcendentals where they cannot change the result: near the root one
+    term usually dominates by hundreds of nats.
+    """
     if a < b:
         a, b = b, a
-    if b == -np.inf:
+    d = b - a
+    if not d > -745.0:  # exp(d) is 0 (also b = -inf)
         return a - _LOG_2
-    return a + np.log1p(np.exp(b - a)) - _LOG_2
+    e = np.exp(d)
+    if d < -37.0:  # log1p(e) rounds to e
+        return a + e - _LOG_2
+    return a + np.log1p(e) - _LOG_2
 
 
 @kernel
@@ -62,7 +70,7 @@ def _plant_root(tree, X, keys, i, rng):
 
 
 @kernel
-def _extend(tree, X, keys, i, split_pure, rng, excess, max_nodes):
+def _extend(tree, X, keys, i, split_pure, rng, excess, max_nodes, no_samples):
     """Put row ``i`` into the partition.
 
     A tree with ``max_nodes`` nodes (or one short of it) no longer grows: the row only
@@ -74,18 +82,9 @@ def _extend(tree, X, keys, i, split_pure, rng, excess, max_nodes):
     if tree.meta[META_N_NODES] + 2 > max_nodes:
         return absorb_to_leaf(tree, X[i], keys[i]), -1, -1, False
     leaf, new_parent, sibling = extend_to_leaf(
-        tree, X[i], keys[i], -1, np.empty(0, dtype=np.int64), np.inf, False,
+        tree, X[i], keys[i], -1, no_samples, np.inf, False,
         split_pure, rng, excess)
     return leaf, new_parent, sibling, new_parent >= 0
-
-
-@kernel
-def _update_tree_weight(tree, log_weight, log_weight_tree, node):
-    if tree.left[node] == LEAF:
-        log_weight_tree[node] = log_weight[node]
-    else:
-        children = log_weight_tree[tree.left[node]] + log_weight_tree[tree.right[node]]
-        log_weight_tree[node] = log_mean_exp2(log_weight[node], children)
 
 
 @kernel
@@ -113,6 +112,7 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
     n_classes = counts.shape[1]
     prior_mass = n_classes * dirichlet
     excess = np.empty(X.shape[1])
+    no_samples = np.empty(0, dtype=np.int64)  # AMF leaves keep no point ids
     for i in range(start, X.shape[0]):
         full = tree.meta[META_N_NODES] + 2 > max_nodes
         if not full and tree.meta[META_N_NODES] + 2 > capacity:
@@ -124,7 +124,7 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
                 continue
             w *= k
         leaf, new_parent, sibling, fresh = _extend(tree, X, keys, i, split_pure, rng,
-                                                   excess, max_nodes)
+                                                   excess, max_nodes, no_samples)
         if new_parent >= 0:
             counts[new_parent, :] = counts[sibling, :]
             total[new_parent] = total[sibling]
@@ -142,7 +142,12 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
             log_weight[node] = max(log_weight[node] + step * w * np.log(p), LOG_WEIGHT_FLOOR)
             counts[node, k] += w
             total[node] += w
-            _update_tree_weight(tree, log_weight, log_weight_tree, node)
+            left = tree.left[node]  # the CTW recursion (see the module docstring)
+            if left == LEAF:
+                log_weight_tree[node] = log_weight[node]
+            else:
+                log_weight_tree[node] = log_mean_exp2(
+                    log_weight[node], log_weight_tree[left] + log_weight_tree[tree.right[node]])
             node = tree.parent[node]
     return X.shape[0]
 
@@ -160,6 +165,7 @@ def learn_regressor_tree(tree, X, keys, y, weights, start, total, mean, log_weig
     """
     capacity = tree.parent.shape[0]
     excess = np.empty(X.shape[1])
+    no_samples = np.empty(0, dtype=np.int64)  # AMF leaves keep no point ids
     for i in range(start, X.shape[0]):
         full = tree.meta[META_N_NODES] + 2 > max_nodes
         if not full and tree.meta[META_N_NODES] + 2 > capacity:
@@ -171,7 +177,7 @@ def learn_regressor_tree(tree, X, keys, y, weights, start, total, mean, log_weig
                 continue
             w *= k
         leaf, new_parent, sibling, fresh = _extend(tree, X, keys, i, split_pure, rng,
-                                                   excess, max_nodes)
+                                                   excess, max_nodes, no_samples)
         if new_parent >= 0:
             total[new_parent] = total[sibling]
             mean[new_parent] = mean[sibling]
@@ -190,18 +196,28 @@ def learn_regressor_tree(tree, X, keys, y, weights, start, total, mean, log_weig
                                    LOG_WEIGHT_FLOOR)
             total[node] += w
             mean[node] -= w * err / total[node]
-            _update_tree_weight(tree, log_weight, log_weight_tree, node)
+            left = tree.left[node]  # the CTW recursion (see the module docstring)
+            if left == LEAF:
+                log_weight_tree[node] = log_weight[node]
+            else:
+                log_weight_tree[node] = log_mean_exp2(
+                    log_weight[node], log_weight_tree[left] + log_weight_tree[tree.right[node]])
             node = tree.parent[node]
     return X.shape[0]
 
 
 @kernel
 def _log_add_exp(a, b):
+    """``log(exp(a) + exp(b))``, skipping what cannot change the result."""
     if a < b:
         a, b = b, a
-    if b == -np.inf:
+    d = b - a
+    if not d > -745.0:  # exp(d) is 0 (also b = -inf)
         return a
-    return a + np.log1p(np.exp(b - a))
+    e = np.exp(d)
+    if d < -37.0:  # log1p(e) rounds to e
+        return a + e
+    return a + np.log1p(e)
 
 
 @kernel
@@ -288,7 +304,9 @@ def path_coefficients(tree, log_weight, log_weight_tree, x, extend, nodes, etas,
     # (q_none) or a branch-off strictly below it.
     below = survive if length == m else 0.0
     for i in range(length - 1, -1, -1):
-        coef[i] += np.exp(log_terms[i] - root_weight) * below
+        gap = log_terms[i] - root_weight
+        if gap > -745.0:  # else the weight underflows to 0
+            coef[i] += np.exp(gap) * below
         below += branch_mass[i]
     return length, prior, prior_depth
 

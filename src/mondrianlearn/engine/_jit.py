@@ -11,3 +11,8 @@ from numba import njit
 
 kernel = njit(cache=True, nogil=True)
 """Decorator for a compiled kernel."""
+
+inline_kernel = njit(cache=True, nogil=True, inline="always")
+"""Decorator for a small helper that takes a whole tree and is called once per node
+or per point: inlined at compile time, because a call that passes the tree's arrays
+pays a reference-count round trip for each of them."""

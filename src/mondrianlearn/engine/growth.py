@@ -7,19 +7,19 @@ un-paused; both give the Mondrian process restricted to the data.
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline_kernel, kernel
 from .random import choose_proportional, exponential, uniform
 from .tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, MIXED
 
 
-@kernel
+@inline_kernel
 def parent_time(tree, node):
     """Split time of the parent of ``node`` (0 for the root)."""
     p = tree.parent[node]
     return 0.0 if p < 0 else tree.time[p]
 
 
-@kernel
+@inline_kernel
 def new_node(tree, parent):
     """Take the next free node id; the caller has checked the capacity."""
     node = tree.meta[META_N_NODES]
@@ -36,7 +36,7 @@ def new_node(tree, parent):
     return node
 
 
-@kernel
+@inline_kernel
 def link_sample(tree, sample_next, node, sample):
     """Push ``sample`` onto the point list of leaf ``node``."""
     if sample_next.shape[0] > 0 and sample >= 0:

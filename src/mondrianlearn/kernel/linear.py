@@ -220,6 +220,16 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
     intercept_ : float
     n_kernel_features_ : int
 
+    Notes
+    -----
+    Like the Laplace kernel it approximates, the feature map weighs each feature by
+    its range: a cut falls on a feature with probability proportional to the width of
+    the cell along it. Features on very different scales should be standardised
+    first (``make_pipeline(StandardScaler(), MondrianKernelRegressor())``). On the CPU
+    data, whose three widest columns hold 99% of the summed ranges and draw 98% of
+    the cuts, this takes the test error at ``n_trees=350`` from 5.5% to 3.4%
+    (``benchmarks/bench_kernel.py``).
+
     Examples
     --------
     >>> import numpy as np
