@@ -147,7 +147,8 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
                 elif x[d] > tree.upper[node, d]:
                     tree.upper[node, d] = x[d]
         tree.n_points[node] += 1
-        if tree.label[node] != key:
+        label = tree.label[node]
+        if label != key and label != MIXED:
             tree.label[node] = MIXED
         if is_leaf:
             link_sample(tree, sample_next, node, sample)
