@@ -269,7 +269,10 @@ def path_coefficients(tree, log_weight, log_weight_tree, x, extend, nodes, etas,
     last = m - 1
     root_weight = log_weight_tree[nodes[0]]
     siblings = 0.0  # sum of the tree weights of the siblings of the path so far
-    prefix = -np.inf  # logsumexp of N_0 .. N_{i-1}
+    # shares[i] = exp(N_i - W) <= 1; their running sum gives logsumexp(N_0..N_{i-1})
+    # as W + log(sum) where an extension needs it, with one exp per node.
+    shares = log_terms
+    share_sum = 0.0
     prior = 0.0
     prior_depth = 0.0
     survive = 1.0
@@ -279,9 +282,11 @@ def path_coefficients(tree, log_weight, log_weight_tree, x, extend, nodes, etas,
         split_norm = (i + 1) * _LOG_2
         coef[i] = 0.0
         branch_mass[i] = 0.0
-        log_terms[i] = log_weight[node] + siblings - (split_norm if i < last else i * _LOG_2)
+        gap = log_weight[node] + siblings - (split_norm if i < last else i * _LOG_2) - root_weight
+        shares[i] = np.exp(gap) if gap > -745.0 else 0.0  # else it underflows to 0
         p = probs[i] if extend else 0.0
         if p > 0.0:
+            prefix = root_weight + np.log(share_sum) if share_sum > 0.0 else -np.inf
             stop_here = log_weight[node] + siblings - split_norm
             split_here = log_weight_tree[node] + siblings - split_norm
             extended = _log_add_exp(prefix, _log_add_exp(stop_here, split_here))
@@ -296,7 +301,7 @@ def path_coefficients(tree, log_weight, log_weight_tree, x, extend, nodes, etas,
                 length = i + 1
                 break
         if i < last:
-            prefix = _log_add_exp(prefix, log_terms[i])
+            share_sum += shares[i]
             child = nodes[i + 1]
             sibling = tree.left[node] if tree.right[node] == child else tree.right[node]
             siblings += log_weight_tree[sibling]
@@ -304,9 +309,7 @@ def path_coefficients(tree, log_weight, log_weight_tree, x, extend, nodes, etas,
     # (q_none) or a branch-off strictly below it.
     below = survive if length == m else 0.0
     for i in range(length - 1, -1, -1):
-        gap = log_terms[i] - root_weight
-        if gap > -745.0:  # else the weight underflows to 0
-            coef[i] += np.exp(gap) * below
+        coef[i] += shares[i] * below
         below += branch_mass[i]
     return length, prior, prior_depth
 

@@ -10,7 +10,7 @@ distribution as a tree sampled in batch on all the points (projectivity).
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import inline_kernel, kernel
 from .growth import (close_pending_blocks, link_sample, new_node, parent_time,
                      sample_blocks, should_pause)
 from .random import choose_proportional, exponential, uniform
@@ -161,7 +161,7 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
             node = tree.right[node]
 
 
-@kernel
+@inline_kernel
 def leaf_must_unpause(tree, leaf, pause_pure, min_samples_split):
     """True when a paused leaf no longer satisfies the pausing rule."""
     if not tree.paused[leaf]:

@@ -15,7 +15,7 @@ partition; a positive multiplicity only scales the statistics.
 
 import numpy as np
 
-from ..engine._jit import kernel
+from ..engine._jit import inline_kernel, kernel
 from ..engine.extension import (absorb_to_leaf, extend_to_leaf, leaf_must_unpause,
                                 regrow_leaf)
 from ..engine.growth import sample_blocks
@@ -23,7 +23,7 @@ from ..engine.random import poisson
 from ..engine.tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES
 
 
-@kernel
+@inline_kernel
 def _multiplicity(sample_mult, s):
     return 1.0 if sample_mult.shape[0] == 0 else sample_mult[s]
 
@@ -114,7 +114,7 @@ def regrow_and_count(tree, X, keys, point_stats, stats, sample_next, sample_mult
     accumulate_new_nodes(tree, stats, point_stats, sample_next, sample_mult, first)
 
 
-@kernel
+@inline_kernel
 def _add_along_path(tree, stats, point_stats, s, key, multiplicity, leaf, one_hot):
     """Add the statistics of sample ``s`` to ``leaf`` and every node above it."""
     node = leaf
