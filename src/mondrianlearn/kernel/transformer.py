@@ -39,6 +39,11 @@ class MondrianKernel(TreeModelMixin, ClassNamePrefixFeaturesOutMixin, Transforme
     cuts that separate them). For rows far from the data the approximation of the
     Laplace kernel is therefore optimistic.
 
+    The kernel, like the Laplace kernel, measures distances in the units of the
+    features: a cut falls on a feature with probability proportional to the cell's
+    width along it. Standardise features on very different scales first (see
+    :class:`MondrianKernelRegressor`).
+
     Parameters
     ----------
     n_trees : int, default=100
