@@ -63,7 +63,8 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
                 n_nodes = tree.n_nodes
                 needed = n_nodes + 2 + min(2 * (n_rows - position), n_nodes // 2 + 64)
                 if n_nodes + 3 > tree.capacity:  # planting a root takes 1 + 2 nodes
-                    tree.ensure_node_capacity(needed, limit=max_nodes)
+                    tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2),
+                                              limit=max_nodes)
                 position = run_kernel(tree, position)
             return tree
 

@@ -93,12 +93,9 @@ def empty_tree(n_features, capacity=16):
 
 
 def _resize_rows(array, capacity, fill):
-    # Each row is written once: copied rows are not filled first (the node boxes
-    # make these arrays large, and trees grow many times in a stream).
-    out = np.empty((capacity,) + array.shape[1:], dtype=array.dtype)
+    out = np.full((capacity,) + array.shape[1:], fill, dtype=array.dtype)
     n = min(capacity, array.shape[0])
     out[:n] = array[:n]
-    out[n:] = fill
     return out
 
 
@@ -156,17 +153,12 @@ class TreeState:
         return int(self.arrays.meta[META_N_NODES])
 
     def ensure_node_capacity(self, needed, limit=None):
-        """Grow (doubling at least) so that ``needed`` nodes fit, never past ``limit``.
-
-        Doubling keeps the total copying of a tree grown point by point at twice
-        its final size; with boxes of ``2 D`` floats per node the copies, not the
-        sampling, would otherwise dominate online learning in high dimension.
-        """
+        """Grow (by half at least) so that ``needed`` nodes fit, never past ``limit``."""
         if limit is not None:
             needed = min(needed, int(limit))
         if needed <= self.capacity:
             return
-        capacity = max(int(needed), 2 * self.capacity)
+        capacity = max(int(needed), self.capacity + self.capacity // 2)
         if limit is not None:
             capacity = min(capacity, int(limit))
         self.arrays = resize_tree(self.arrays, capacity)

@@ -186,7 +186,7 @@ def extend_partition_rows(tree, X, lifetime):
     while position < X.shape[0]:
         needed = tree.n_nodes + 2 + min(2 * (X.shape[0] - position), tree.n_nodes + 64)
         if needed > tree.capacity:
-            tree.ensure_node_capacity(needed)
+            tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2))
         position = extend_partition(tree.arrays, X, position, lifetime, tree.rng_state,
                                     leaves)
     return leaves
