@@ -44,7 +44,7 @@ def link_sample(tree, sample_next, node, sample):
         tree.leaf_head[node] = sample
 
 
-@inline_kernel
+@kernel
 def should_pause(tree, node, extent, pause_pure, min_samples_split):
     """Pausing rule of the MF paper: zero extent, one label, or too few points."""
     if extent <= 0.0:
@@ -54,7 +54,7 @@ def should_pause(tree, node, extent, pause_pure, min_samples_split):
     return tree.n_points[node] < min_samples_split
 
 
-@inline_kernel
+@kernel
 def _set_box(tree, X, keys, indices, start, end, node, lower, upper):
     """Bounding box, point count and common label of ``indices[start:end]``.
 
@@ -87,7 +87,7 @@ def _set_box(tree, X, keys, indices, start, end, node, lower, upper):
     return extent
 
 
-@inline_kernel
+@kernel
 def _make_leaf(tree, sample_next, indices, start, end, node, lifetime, paused):
     tree.left[node] = LEAF
     tree.right[node] = LEAF
