@@ -20,7 +20,7 @@ draws random numbers.
 
 import numpy as np
 
-from ..engine._jit import kernel
+from ..engine._jit import inline_kernel, kernel
 from ..engine.extension import absorb_to_leaf, extend_to_leaf
 from ..engine.growth import new_node, sample_blocks
 from ..engine.paths import branch_off_path, find_leaf
@@ -87,6 +87,16 @@ def _extend(tree, X, keys, i, split_pure, rng, excess, max_nodes, no_samples):
     return leaf, new_parent, sibling, new_parent >= 0
 
 
+@inline_kernel
+def _update_tree_weight(tree, log_weight, log_weight_tree, node):
+    """The CTW recursion at ``node`` (see the module docstring)."""
+    if tree.left[node] == LEAF:
+        log_weight_tree[node] = log_weight[node]
+    else:
+        children = log_weight_tree[tree.left[node]] + log_weight_tree[tree.right[node]]
+        log_weight_tree[node] = log_mean_exp2(log_weight[node], children)
+
+
 @kernel
 def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weight,
                           log_weight_tree, step, dirichlet, split_pure, rng, bootstrap,
@@ -142,12 +152,7 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
             log_weight[node] = max(log_weight[node] + step * w * np.log(p), LOG_WEIGHT_FLOOR)
             counts[node, k] += w
             total[node] += w
-            left = tree.left[node]  # the CTW recursion (see the module docstring)
-            if left == LEAF:
-                log_weight_tree[node] = log_weight[node]
-            else:
-                log_weight_tree[node] = log_mean_exp2(
-                    log_weight[node], log_weight_tree[left] + log_weight_tree[tree.right[node]])
+            _update_tree_weight(tree, log_weight, log_weight_tree, node)
             node = tree.parent[node]
     return X.shape[0]
 
@@ -196,12 +201,7 @@ def learn_regressor_tree(tree, X, keys, y, weights, start, total, mean, log_weig
                                    LOG_WEIGHT_FLOOR)
             total[node] += w
             mean[node] -= w * err / total[node]
-            left = tree.left[node]  # the CTW recursion (see the module docstring)
-            if left == LEAF:
-                log_weight_tree[node] = log_weight[node]
-            else:
-                log_weight_tree[node] = log_mean_exp2(
-                    log_weight[node], log_weight_tree[left] + log_weight_tree[tree.right[node]])
+            _update_tree_weight(tree, log_weight, log_weight_tree, node)
             node = tree.parent[node]
     return X.shape[0]
 
