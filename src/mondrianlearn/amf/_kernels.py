@@ -88,6 +88,22 @@ def _extend(tree, X, keys, i, split_pure, rng, excess, max_nodes, no_samples):
 
 
 @inline_kernel
+def _row_weight(weights, i, bootstrap, rng):
+    """Weight of row ``i`` in this tree; -1 when the tree skips the row.
+
+    With ``bootstrap`` (online bagging) the tree counts the row ``k ~ Poisson(1)``
+    times, drawn from its own stream, and skips it when ``k = 0``.
+    """
+    w = weights[i]
+    if bootstrap:
+        k = poisson(rng, 1.0)
+        if k == 0:
+            return -1.0
+        w *= k
+    return w
+
+
+@kernel
 def _update_tree_weight(tree, log_weight, log_weight_tree, node):
     """The CTW recursion at ``node`` (see the module docstring)."""
     if tree.left[node] == LEAF:
@@ -127,12 +143,9 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
         full = tree.meta[META_N_NODES] + 2 > max_nodes
         if not full and tree.meta[META_N_NODES] + 2 > capacity:
             return i
-        w = weights[i]
-        if bootstrap:  # online bagging: this tree counts the row k ~ Poisson(1) times
-            k = poisson(rng, 1.0)
-            if k == 0:
-                continue
-            w *= k
+        w = _row_weight(weights, i, bootstrap, rng)
+        if w < 0.0:
+            continue  # this tree does not see the row (online bagging drew 0)
         leaf, new_parent, sibling, fresh = _extend(tree, X, keys, i, split_pure, rng,
                                                    excess, max_nodes, no_samples)
         if new_parent >= 0:
@@ -175,12 +188,9 @@ def learn_regressor_tree(tree, X, keys, y, weights, start, total, mean, log_weig
         full = tree.meta[META_N_NODES] + 2 > max_nodes
         if not full and tree.meta[META_N_NODES] + 2 > capacity:
             return i
-        w = weights[i]
-        if bootstrap:  # online bagging: this tree counts the row k ~ Poisson(1) times
-            k = poisson(rng, 1.0)
-            if k == 0:
-                continue
-            w *= k
+        w = _row_weight(weights, i, bootstrap, rng)
+        if w < 0.0:
+            continue  # this tree does not see the row (online bagging drew 0)
         leaf, new_parent, sibling, fresh = _extend(tree, X, keys, i, split_pure, rng,
                                                    excess, max_nodes, no_samples)
         if new_parent >= 0:

@@ -34,24 +34,6 @@ def box_excess(tree, node, x, out):
     return total
 
 
-@inline_kernel
-def _absorb(tree, node, x, key, eta):
-    """Count ``x`` in ``node``, widening its box when ``x`` lies outside (``eta > 0``).
-
-    Inlined (``inline_kernel``): called once per node of a path.
-    """
-    if eta > 0.0:
-        for d in range(x.shape[0]):
-            if x[d] < tree.lower[node, d]:
-                tree.lower[node, d] = x[d]
-            elif x[d] > tree.upper[node, d]:
-                tree.upper[node, d] = x[d]
-    tree.n_points[node] += 1
-    label = tree.label[node]
-    if label != key and label != MIXED:
-        tree.label[node] = MIXED
-
-
 @kernel
 def _insert_split_above(tree, node, x, key, sample, sample_next, split_time, excess,
                         eta, lifetime, use_pausing, rng):
@@ -155,7 +137,19 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
                                            split_time, excess, eta, lifetime,
                                            use_pausing, rng)
                 return leaf, tree.parent[node], node
-        _absorb(tree, node, x, key, eta)
+        # Count x in node, widening the box if x lies outside. Written out, not a
+        # helper: a call that takes the whole tree costs a reference-count round
+        # trip per array and node, several times the work of the loop itself.
+        if eta > 0.0:
+            for d in range(x.shape[0]):
+                if x[d] < tree.lower[node, d]:
+                    tree.lower[node, d] = x[d]
+                elif x[d] > tree.upper[node, d]:
+                    tree.upper[node, d] = x[d]
+        tree.n_points[node] += 1
+        label = tree.label[node]
+        if label != key and label != MIXED:
+            tree.label[node] = MIXED
         if is_leaf:
             link_sample(tree, sample_next, node, sample)
             if tree.paused[node] and tree.n_points[node] > tree.meta[META_MAX_LEAF_POINTS]:
@@ -217,7 +211,14 @@ def absorb_to_leaf(tree, x, key):
     """
     node = tree.meta[META_ROOT]
     while True:
-        _absorb(tree, node, x, key, 1.0)
+        for d in range(x.shape[0]):  # written out, see extend_to_leaf
+            if x[d] < tree.lower[node, d]:
+                tree.lower[node, d] = x[d]
+            elif x[d] > tree.upper[node, d]:
+                tree.upper[node, d] = x[d]
+        tree.n_points[node] += 1
+        if tree.label[node] != key:
+            tree.label[node] = MIXED
         if tree.left[node] == LEAF:
             return node
         if x[tree.feature[node]] <= tree.threshold[node]:
