@@ -82,6 +82,8 @@ def test_prediction_leaves_model_unchanged_and_ignores_batching(Est, data):
     method = est.predict_proba if hasattr(est, "predict_proba") else est.predict
     whole = method(T)
     rows = np.concatenate([method(T[i:i + 1]) for i in range(len(T))])
+    # Large batches are predicted from prefix sums of the whole tree, single rows
+    # from sums along their path: the same operations, so identical results.
     np.testing.assert_array_equal(whole, rows)
     est.weighted_depth(T)
     assert pickle.dumps(est) == before

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..engine.random import spawn_states
 from ..engine.tree import TreeState
-from ..utils.parallel import map_trees
+from ..utils.parallel import map_trees, runs_sequentially
 from ..utils.estimator import TreeModelMixin
 from ..utils.validation import check_X_predict
 
@@ -83,7 +83,12 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         return check_X_predict(self, X)
 
     def _sum_over_trees(self, X, shape, run_kernel):
-        """``sum`` over trees of ``run_kernel(tree, X_rows, part)``, in row chunks."""
+        """``sum`` over trees of ``run_kernel(tree, X_rows, part)``, in row chunks.
+
+        ``run_kernel`` adds each tree's prediction to ``part`` in one addition per
+        entry, so adding the trees in place (one thread) or adding per-tree parts in
+        tree order (several) gives identical results.
+        """
         out = np.zeros((X.shape[0],) + shape)
         width = int(np.prod(shape)) if shape else 1
         per_row = 8 * width * max(len(self.trees_), 1)
@@ -91,6 +96,11 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         for start in range(0, X.shape[0], step):
             rows = slice(start, min(start + step, X.shape[0]))
             Xc = X[rows]
+            if runs_sequentially(len(self.trees_), self.n_jobs):
+                target = out[rows]  # a view: the kernels add into it
+                for tree in self.trees_:
+                    run_kernel(tree, Xc, target)
+                continue
 
             def one(tree):
                 part = np.zeros((Xc.shape[0],) + shape)
@@ -117,16 +127,18 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         -------
         depth : ndarray of shape (n_samples,)
         """
-        from ._kernels import weighted_depth_tree
+        from ._path_sums import predict_value_tree
 
         X = self._check_predict_input(X)
         scale = 1.0 / len(self.trees_)
+        extend = bool(self.temporary_extension)
 
         def run(tree, Xc, part):
             stats = tree.node_stats
-            weighted_depth_tree(tree.arrays, Xc, stats["log_weight"],
-                                stats["log_weight_tree"], self.temporary_extension,
-                                scale, part)
+            depths = np.empty(max(tree.n_nodes, 1))  # work space
+            predict_value_tree(tree.arrays, Xc, depths, stats["log_weight"],
+                               stats["log_weight_tree"], True, extend, depths,
+                               scale, part)
 
         return self._sum_over_trees(X, (), run)
 

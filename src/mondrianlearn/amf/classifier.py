@@ -253,17 +253,18 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
 
     def _predict_proba_validated(self, X):
         """``predict_proba`` on a checked C-contiguous float64 array."""
-        from ._kernels import predict_proba_tree
+        from ._path_sums import predict_proba_tree
 
         dirichlet = self._dirichlet()
         aggregate = bool(self.use_aggregation)
+        extend = bool(self.temporary_extension)
         scale = 1.0 / len(self.trees_)
 
         def run(tree, Xc, part):
             s = tree.node_stats
-            predict_proba_tree(tree.arrays, Xc, s["counts"], s["total"],
-                               s["log_weight"], s["log_weight_tree"], dirichlet,
-                               aggregate, self.temporary_extension, scale, part)
+            predict_proba_tree(tree.arrays, Xc, s["counts"], s["total"], s["log_weight"],
+                               s["log_weight_tree"], dirichlet, aggregate, extend,
+                               scale, part)
 
         return self._sum_over_trees(X, (len(self.classes_),), run)
 

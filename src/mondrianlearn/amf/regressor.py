@@ -216,16 +216,18 @@ class AMFRegressor(RegressorMixin, BaseAMF):
 
     def _predict_validated(self, X):
         """``predict`` on a checked C-contiguous float64 array."""
-        from ._kernels import predict_mean_tree
+        from ._path_sums import predict_value_tree
 
         aggregate = bool(self.use_aggregation)
+        extend = bool(self.temporary_extension)
         scale = 1.0 / len(self.trees_)
+        no_depths = np.empty(0)  # predict the means, not the depth
 
         def run(tree, Xc, part):
             s = tree.node_stats
-            predict_mean_tree(tree.arrays, Xc, s["mean"], s["log_weight"],
-                              s["log_weight_tree"], aggregate,
-                              self.temporary_extension, scale, part)
+            predict_value_tree(tree.arrays, Xc, s["mean"], s["log_weight"],
+                               s["log_weight_tree"], aggregate, extend,
+                               no_depths, scale, part)
 
         return self._y_offset + self._y_scale * self._sum_over_trees(X, (), run)
 

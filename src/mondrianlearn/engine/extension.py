@@ -11,27 +11,11 @@ distribution as a tree sampled in batch on all the points (projectivity).
 import numpy as np
 
 from ._jit import inline_kernel, kernel
+from .boxes import box_excess, deepest_holding, record_path
 from .growth import (close_pending_blocks, link_sample, new_node, parent_time,
                      sample_blocks, should_pause)
 from .random import choose_proportional, exponential, uniform
 from .tree import LEAF, META_MAX_LEAF_POINTS, META_ROOT, MIXED
-
-
-@kernel
-def box_excess(tree, node, x, out):
-    """Per-feature distance of ``x`` outside the box of ``node``; returns the sum."""
-    total = 0.0
-    for d in range(x.shape[0]):
-        lo = tree.lower[node, d] - x[d]
-        hi = x[d] - tree.upper[node, d]
-        e = 0.0
-        if lo > 0.0:
-            e = lo
-        elif hi > 0.0:
-            e = hi
-        out[d] = e
-        total += e
-    return total
 
 
 @kernel
@@ -85,7 +69,7 @@ def _insert_split_above(tree, node, x, key, sample, sample_next, split_time, exc
 
 @kernel
 def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
-                   split_pure, rng, excess):
+                   split_pure, rng, excess, path):
     """Extend the tree with one point and return where it lands.
 
     Parameters
@@ -109,6 +93,9 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
     rng : uint64 array (4,)
     excess : float64 array (n_features,)
         Work space.
+    path : int64 array
+        Work space for the point's path, at least as long as the tree is deep (the
+        node capacity always suffices).
 
     Returns
     -------
@@ -119,10 +106,16 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
     sibling : int
         The node that was cut off from the point (-1 when no split was inserted).
     """
-    node = tree.meta[META_ROOT]
-    while True:
+    m = record_path(tree.left, tree.right, tree.feature, tree.threshold,
+                    tree.meta[META_ROOT], x, path, path.shape[0])
+    # Nodes down to path[holding] have x in their box: no cut, no widening.
+    holding = deepest_holding(tree.lower, tree.upper, x, path, m)
+    for j in range(m):
+        node = path[j]
         is_leaf = tree.left[node] == LEAF
-        eta = box_excess(tree, node, x, excess)
+        eta = 0.0
+        if j > holding:
+            eta = box_excess(tree.lower, tree.upper, node, x, excess)
         can_cut = eta > 0.0
         if is_leaf:
             if use_pausing and tree.paused[node]:
@@ -155,10 +148,7 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
             if tree.paused[node] and tree.n_points[node] > tree.meta[META_MAX_LEAF_POINTS]:
                 tree.meta[META_MAX_LEAF_POINTS] = tree.n_points[node]
             return node, -1, -1
-        if x[tree.feature[node]] <= tree.threshold[node]:
-            node = tree.left[node]
-        else:
-            node = tree.right[node]
+    raise ValueError("extend_to_leaf: the path work space is shorter than the tree")
 
 
 @inline_kernel
@@ -202,26 +192,26 @@ def regrow_leaf(tree, X, keys, sample_next, leaf, lifetime, pause_pure,
 
 
 @kernel
-def absorb_to_leaf(tree, x, key):
+def absorb_to_leaf(tree, x, key, path):
     """Take a point into a tree that may not grow: widen boxes down to its leaf.
 
     Used once a tree has reached its node budget (memory-bounded mode): the point
     follows the thresholds, every node on its path widens its box and counts it,
-    and no split is created or re-sampled. Returns the leaf.
+    and no split is created or re-sampled. ``path``: work space as in
+    ``extend_to_leaf``. Returns the leaf.
     """
-    node = tree.meta[META_ROOT]
-    while True:
-        for d in range(x.shape[0]):  # written out, see extend_to_leaf
-            if x[d] < tree.lower[node, d]:
-                tree.lower[node, d] = x[d]
-            elif x[d] > tree.upper[node, d]:
-                tree.upper[node, d] = x[d]
+    m = record_path(tree.left, tree.right, tree.feature, tree.threshold,
+                    tree.meta[META_ROOT], x, path, path.shape[0])
+    holding = deepest_holding(tree.lower, tree.upper, x, path, m)  # x in boxes to here
+    for j in range(m):
+        node = path[j]
+        if j > holding:
+            for d in range(x.shape[0]):  # written out, see extend_to_leaf
+                if x[d] < tree.lower[node, d]:
+                    tree.lower[node, d] = x[d]
+                elif x[d] > tree.upper[node, d]:
+                    tree.upper[node, d] = x[d]
         tree.n_points[node] += 1
         if tree.label[node] != key:
             tree.label[node] = MIXED
-        if tree.left[node] == LEAF:
-            return node
-        if x[tree.feature[node]] <= tree.threshold[node]:
-            node = tree.left[node]
-        else:
-            node = tree.right[node]
+    return path[m - 1]

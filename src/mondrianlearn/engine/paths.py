@@ -10,20 +10,8 @@ tau_parent(j)``. Under the Mondrian process extended to ``x``, the probability t
 import numpy as np
 
 from ._jit import kernel
-from .extension import box_excess
+from .boxes import box_excess, deepest_holding, find_leaf, record_path  # noqa: F401
 from .tree import LEAF, META_ROOT
-
-
-@kernel
-def find_leaf(tree, x):
-    """The leaf whose cell contains ``x`` (following thresholds only)."""
-    node = tree.meta[META_ROOT]
-    while tree.left[node] != LEAF:
-        if x[tree.feature[node]] <= tree.threshold[node]:
-            node = tree.left[node]
-        else:
-            node = tree.right[node]
-    return node
 
 
 @kernel
@@ -66,24 +54,23 @@ def branch_off_path(tree, x, max_depth, nodes, etas, deltas, probs, excess):
     length : int
         Number of nodes on the path.
     """
-    node = tree.meta[META_ROOT]
+    m = record_path(tree.left, tree.right, tree.feature, tree.threshold,
+                    tree.meta[META_ROOT], x, nodes,
+                    min(max_depth + 1, nodes.shape[0]))
+    # x cannot branch off down to nodes[holding]
+    holding = deepest_holding(tree.lower, tree.upper, x, nodes, m)
     t_parent = 0.0
-    depth = 0
-    while True:
-        eta = box_excess(tree, node, x, excess)
+    for j in range(m):
+        node = nodes[j]
+        eta = 0.0
+        if j > holding:
+            eta = box_excess(tree.lower, tree.upper, node, x, excess)
         delta = tree.time[node] - t_parent
-        nodes[depth] = node
-        etas[depth] = eta
-        deltas[depth] = delta
-        probs[depth] = branch_off_probability(delta, eta)
-        depth += 1
-        if tree.left[node] == LEAF or depth > max_depth:
-            return depth
+        etas[j] = eta
+        deltas[j] = delta
+        probs[j] = branch_off_probability(delta, eta)
         t_parent = tree.time[node]
-        if x[tree.feature[node]] <= tree.threshold[node]:
-            node = tree.left[node]
-        else:
-            node = tree.right[node]
+    return m
 
 
 @kernel

@@ -56,6 +56,7 @@ def boost_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult, samp
     n_classes = point_stats.shape[1]
     nodes, reals, classes = path_buffers(tree, n_classes)
     excess = np.empty(X.shape[1])
+    path = np.empty(tree.parent.shape[0], dtype=np.int64)
     proba = np.empty(n_classes)
     for i in range(start, sample_ids.shape[0]):
         if not room_for_one_point(tree):
@@ -71,7 +72,7 @@ def boost_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult, samp
                 leaf, must_regrow = add_point(
                     tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
                     np.float64(k), lifetime, True, pause_pure, min_samples_split, rng,
-                    excess, True)
+                    excess, path, True)
                 if must_regrow:  # room_for_one_point guaranteed the space
                     regrow_and_count(tree, X, keys, point_stats, stats, sample_next,
                                      sample_mult, leaf, lifetime, pause_pure,

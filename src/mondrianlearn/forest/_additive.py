@@ -133,7 +133,7 @@ def _add_along_path(tree, stats, point_stats, s, key, multiplicity, leaf, one_ho
 @kernel
 def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
               multiplicity, lifetime, use_pausing, pause_pure, min_samples_split, rng,
-              excess, one_hot):
+              excess, path, one_hot):
     """Extend the tree with sample ``s`` counted ``multiplicity`` times.
 
     ``one_hot``: the statistics row of every point is zero but in column ``keys[s]``
@@ -144,7 +144,8 @@ def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
     so that it can first make room).
     """
     leaf, new_parent, sibling = extend_to_leaf(
-        tree, X[s], keys[s], s, sample_next, lifetime, use_pausing, True, rng, excess)
+        tree, X[s], keys[s], s, sample_next, lifetime, use_pausing, True, rng, excess,
+        path)
     if new_parent >= 0:
         stats[new_parent, :] = stats[sibling, :]
         stats[leaf, :] = 0.0
@@ -173,6 +174,7 @@ def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
     widens the boxes and updates the statistics along its path to a leaf.
     """
     excess = np.empty(X.shape[1])
+    path = np.empty(tree.parent.shape[0], dtype=np.int64)
     pending[0] = -1
     for i in range(start, sample_ids.shape[0]):
         full = tree.meta[META_N_NODES] + 2 > max_nodes
@@ -187,12 +189,13 @@ def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
                 continue
             multiplicity = np.float64(k)
         if full:
-            leaf = absorb_to_leaf(tree, X[s], keys[s])
+            leaf = absorb_to_leaf(tree, X[s], keys[s], path)
             _add_along_path(tree, stats, point_stats, s, keys[s], multiplicity, leaf, one_hot)
             continue
         leaf, must_regrow = add_point(tree, X, keys, point_stats, stats, sample_next,
                                       sample_mult, s, multiplicity, lifetime, use_pausing,
-                                      pause_pure, min_samples_split, rng, excess, one_hot)
+                                      pause_pure, min_samples_split, rng, excess, path,
+                                      one_hot)
         if must_regrow:
             if not room_to_regrow(tree, leaf) and tree.parent.shape[0] < max_nodes:
                 pending[0] = leaf

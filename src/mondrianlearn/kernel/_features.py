@@ -33,12 +33,13 @@ def extend_partition(tree, X, start, lifetime, rng, leaves):
     """
     capacity = tree.parent.shape[0]
     excess = np.empty(X.shape[1])
+    path = np.empty(capacity, dtype=np.int64)
     no_samples = np.empty(0, dtype=np.int64)
     for i in range(start, X.shape[0]):
         if tree.meta[META_N_NODES] + 2 > capacity:
             return i
         leaf, new_parent, sibling = extend_to_leaf(
-            tree, X[i], 0, -1, no_samples, lifetime, False, True, rng, excess)
+            tree, X[i], 0, -1, no_samples, lifetime, False, True, rng, excess, path)
         leaves[i] = leaf
     return X.shape[0]
 

@@ -6,6 +6,11 @@ import importlib
 from joblib import Parallel, delayed, effective_n_jobs
 
 
+def runs_sequentially(n_items, n_jobs):
+    """Whether ``map_trees`` over ``n_items`` items runs in the calling thread."""
+    return n_items <= 1 or effective_n_jobs(n_jobs) == 1
+
+
 def map_trees(function, items, n_jobs):
     """``[function(item) for item in items]``, in threads when ``n_jobs`` allows.
 
@@ -14,7 +19,7 @@ def map_trees(function, items, n_jobs):
     items are sent to the Dask workers: ``function`` must return what it changes.
     """
     items = list(items)
-    if len(items) <= 1 or effective_n_jobs(n_jobs) == 1:
+    if runs_sequentially(len(items), n_jobs):
         return [function(item) for item in items]
     return Parallel(n_jobs=n_jobs, prefer="threads")(delayed(function)(item) for item in items)
 

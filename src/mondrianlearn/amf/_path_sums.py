@@ -1,0 +1,279 @@
+"""AMF prediction: the aggregated forecast, in expectation over the extension.
+
+Prediction extends the tree with ``x`` temporarily (AMF paper, Algorithm 3): with
+probability ``q_j = p_j prod_{i<j} (1 - p_i)`` (``p_j`` the branch-off probability
+of the Mondrian process, see ``engine.paths``) a new node is inserted above the
+``j``-th node of the path, with that node's points (hence its forecaster and
+cumulative loss), and ``x`` sits in a new empty leaf (forecaster: the prior, loss
+0); with probability ``q_none`` it reaches its leaf. For each outcome the
+aggregated prediction of the extended tree is exact (context tree weighting), and
+it is linear in the forecasters of the path, so its expectation is computed
+exactly, with no random draw and no change to the model.
+
+Most of the work does not depend on the point: the share of the posterior held by
+the prunings whose leaf on the path is node ``v``,
+
+    share[v] = exp(log_weight[v] + siblings[v] - c_v log 2 - W),
+
+depends only on ``v`` (``siblings[v]``: the summed tree weights of the siblings of
+the nodes on the path down to ``v``; ``c_v`` the number of internal nodes down to
+and including ``v``; ``W`` the root's tree weight). So are the sums ``prefix[v] =
+sum of share[u] * forecaster(u)`` over ``v`` and its ancestors, and
+``share_above[v] = sum of share[u]`` over its strict ancestors. They are computed
+top-down and memoised for the duration of a prediction call: each node that some
+row's path reaches is visited once, however many rows share it (``O(outputs)``
+per node). Beyond that, a point needs its path only for the few nodes where it
+may branch off, below the deepest box that holds it:
+
+- it reaches its leaf ``l`` (probability ``q_none``): ``prefix[l]``;
+- it branches off above path node ``j`` (probability ``q_j``): relative to ``W``,
+  the extended tree's weight is ``share_above[j] + stop[j] + split[j]``, where
+  ``stop[j]`` is the share of the prunings that stop at the new parent (it holds
+  the points of ``j``: forecaster of ``j``) and ``split[j]`` the share of those that
+  split it (``j``'s subtree beside the point's empty leaf: the prior); the
+  ancestors keep ``prefix`` of ``j``'s parent. ``stop`` and ``split`` are node
+  constants too, so no logarithm or exponential is left for the query; the sum is
+  at least 1/2 (``share_above[j]`` plus the mass of the prunings that reach ``j``,
+  of which ``split[j]`` is half), so nothing underflows.
+
+The result is the same expectation as ``path_coefficients``, summed in another
+order (agreement to rounding is tested)."""
+
+import numpy as np
+
+from ..engine._jit import inline_kernel, kernel
+from ..engine.boxes import box_excess, deepest_holding, find_leaf, record_path
+from ..engine.paths import branch_off_probability
+from ..engine.tree import LEAF, META_N_NODES, META_ROOT
+
+
+@kernel
+def _visit(left, log_weight, log_weight_tree, node, reach, share, split_share,
+           share_above):
+    """Shares of ``node`` from its own ``reach``; returns the ``reach`` and
+    ``share_above`` of its children.
+
+    ``reach[v]`` is the share of the prunings that reach ``v``: 1 at the root; at an
+    internal node ``a = exp(log_weight - log_weight_tree) / 2`` of it stops there
+    (``share``) and the rest reaches both children; half of it splits ``v``
+    (``split_share``). One exponential per internal node.
+    """
+    split_share[node] = 0.5 * reach[node]
+    if left[node] == LEAF:
+        share[node] = reach[node]
+        return 0.0, 0.0
+    stop = 0.5 * reach[node] * np.exp(log_weight[node] - log_weight_tree[node])
+    share[node] = stop
+    return reach[node] - stop, share_above[node] + stop
+
+
+@kernel
+def _descend(left, right, log_weight, log_weight_tree, path, m, done, reach, share,
+             split_share, share_above):
+    """Visit the nodes of ``path[:m]`` not yet ``done``, top-down.
+
+    Returns the position of the first one (``m`` if none): the caller fills their
+    prefix sums from there. A visited node also sets ``reach`` and ``share_above``
+    of both its children, so any later path can start below it.
+    """
+    start = 0
+    while start < m and done[path[start]]:
+        start += 1
+    if start == 0 and m > 0:
+        reach[path[0]] = 1.0
+        share_above[path[0]] = 0.0
+    for j in range(start, m):
+        node = path[j]
+        child_reach, child_above = _visit(left, log_weight, log_weight_tree, node,
+                                          reach, share, split_share, share_above)
+        if left[node] != LEAF:
+            for child in (left[node], right[node]):
+                reach[child] = child_reach
+                share_above[child] = child_above
+        done[node] = True
+    return start
+
+
+@kernel
+def class_prefix(counts, total, dirichlet, share, node, parent, prefix):
+    """``prefix[node]``: ``share * p_node`` plus ``prefix[parent]`` (none: -1)."""
+    n_classes = counts.shape[1]
+    factor = share[node] / (total[node] + n_classes * dirichlet)
+    for k in range(n_classes):
+        value = factor * (counts[node, k] + dirichlet)
+        prefix[node, k] = value + prefix[parent, k] if parent >= 0 else value
+
+
+@kernel
+def value_prefix(values, share, node, parent, prefix):
+    """``class_prefix`` for a scalar forecaster (``values[node]``)."""
+    value = share[node] * values[node]
+    prefix[node] = value + prefix[parent] if parent >= 0 else value
+
+
+@kernel
+def _branch_weights(left, share, split_share, share_above, node, q):
+    """Weights of (the ancestors' prefix, the node's forecaster, the prior) when the
+    point branches off above ``node`` with probability ``q``."""
+    stop = share[node] if left[node] != LEAF else 0.5 * share[node]
+    split = split_share[node]
+    scale = q / (share_above[node] + stop + split)
+    return scale, scale * stop, scale * split
+
+
+@inline_kernel
+def _class_row(lower, upper, time, left, x, path, m, extend, counts, total, dirichlet,
+               share, split_share, share_above, prefix, excess, row):
+    """One tree's aggregated class probabilities for ``x`` (path ``path[:m]``) into
+    ``row``. Takes the tree's arrays, not the tree (see ``engine.boxes``)."""
+    n_classes = counts.shape[1]
+    prior_mass = n_classes * dirichlet
+    holding = deepest_holding(lower, upper, x, path, m) if extend else m - 1
+    survive = 1.0
+    row[:] = 0.0
+    t_parent = time[path[holding]] if holding >= 0 else 0.0
+    for j in range(holding + 1, m):
+        node = path[j]
+        eta = box_excess(lower, upper, node, x, excess)
+        p = branch_off_probability(time[node] - t_parent, eta)
+        t_parent = time[node]
+        if p > 0.0:
+            a, b, c = _branch_weights(left, share, split_share, share_above, node,
+                                      survive * p)
+            b /= total[node] + prior_mass
+            c /= n_classes
+            if j > 0:  # the ancestors' prefix
+                above = path[j - 1]
+                for k in range(n_classes):
+                    row[k] += a * prefix[above, k]
+            for k in range(n_classes):
+                row[k] += b * (counts[node, k] + dirichlet) + c
+            survive *= 1.0 - p
+            if survive <= 0.0:
+                break
+    if survive > 0.0:
+        leaf = path[m - 1]
+        for k in range(n_classes):
+            row[k] += survive * prefix[leaf, k]
+
+
+@kernel
+def _value_row(lower, upper, time, left, x, path, m, extend, values, prior_depth, share,
+               split_share, share_above, prefix, excess):
+    """One tree's aggregated scalar forecast for ``x``: the mean (the prior, an empty
+    leaf, predicts 0) or, with ``prior_depth``, the depth (``values`` the depths of
+    the path; the new leaf of a branch-off above path node ``j`` has depth
+    ``j + 1``)."""
+    holding = deepest_holding(lower, upper, x, path, m) if extend else m - 1
+    survive = 1.0
+    value = 0.0
+    t_parent = time[path[holding]] if holding >= 0 else 0.0
+    for j in range(holding + 1, m):
+        node = path[j]
+        eta = box_excess(lower, upper, node, x, excess)
+        p = branch_off_probability(time[node] - t_parent, eta)
+        t_parent = time[node]
+        if p > 0.0:
+            a, b, c = _branch_weights(left, share, split_share, share_above, node,
+                                      survive * p)
+            value += b * values[node]
+            if prior_depth:
+                value += c * (j + 1)
+            if j > 0:
+                value += a * prefix[path[j - 1]]
+            survive *= 1.0 - p
+            if survive <= 0.0:
+                break
+    if survive > 0.0:
+        value += survive * prefix[path[m - 1]]
+    return value
+
+
+@kernel
+def predict_proba_tree(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
+                       use_aggregation, extend, scale, out):
+    """Add ``scale`` times one tree's class probabilities for the rows of ``X``.
+
+    Each entry of ``out`` gets one addition (the tree's whole prediction), so
+    accumulating trees in place or summing per-tree parts in tree order gives
+    identical results.
+    """
+    n_nodes = tree.meta[META_N_NODES]
+    n_classes = counts.shape[1]
+    if n_nodes == 0:  # a tree that has seen no row (online bagging) predicts the prior
+        out += scale / n_classes
+        return
+    if not use_aggregation:
+        for r in range(X.shape[0]):
+            node = find_leaf(tree, X[r])
+            denom = total[node] + n_classes * dirichlet
+            for k in range(n_classes):
+                out[r, k] += scale * ((counts[node, k] + dirichlet) / denom)
+        return
+    reach, share = np.empty(n_nodes), np.empty(n_nodes)
+    split_share, share_above = np.empty(n_nodes), np.empty(n_nodes)
+    prefix = np.empty((n_nodes, n_classes))
+    done = np.zeros(n_nodes, dtype=np.bool_)
+    path = np.empty(n_nodes, dtype=np.int64)
+    excess = np.empty(X.shape[1])
+    row = np.empty(n_classes)
+    for r in range(X.shape[0]):
+        x = X[r]
+        m = record_path(tree.left, tree.right, tree.feature, tree.threshold,
+                        tree.meta[META_ROOT], x, path, n_nodes)
+        start = _descend(tree.left, tree.right, log_weight, log_weight_tree, path, m,
+                         done, reach, share, split_share, share_above)
+        for j in range(start, m):
+            class_prefix(counts, total, dirichlet, share, path[j],
+                         path[j - 1] if j > 0 else -1, prefix)
+        _class_row(tree.lower, tree.upper, tree.time, tree.left, x, path, m, extend, counts, total, dirichlet, share,
+                   split_share, share_above, prefix, excess, row)
+        for k in range(n_classes):
+            out[r, k] += scale * row[k]
+
+
+@kernel
+def predict_value_tree(tree, X, values, log_weight, log_weight_tree, use_aggregation,
+                       extend, depths, scale, out):
+    """Add ``scale`` times one tree's aggregated scalar forecast for each row of ``X``.
+
+    ``values``: the nodes' means (regression). With a non-empty ``depths`` (work
+    space of one entry per node), the forecast is the depth of the prediction
+    instead (``weighted_depth``).
+    """
+    depth = depths.shape[0] > 0
+    n_nodes = tree.meta[META_N_NODES]
+    if n_nodes == 0:  # a tree that has seen no row predicts the prior (0, at depth 0)
+        return
+    if not use_aggregation:
+        for r in range(X.shape[0]):
+            out[r] += scale * values[find_leaf(tree, X[r])]
+        return
+    reach, share = np.empty(n_nodes), np.empty(n_nodes)
+    split_share, share_above = np.empty(n_nodes), np.empty(n_nodes)
+    prefix = np.empty(n_nodes)
+    done = np.zeros(n_nodes, dtype=np.bool_)
+    path = np.empty(n_nodes, dtype=np.int64)
+    excess = np.empty(X.shape[1])
+    for r in range(X.shape[0]):
+        x = X[r]
+        m = record_path(tree.left, tree.right, tree.feature, tree.threshold,
+                        tree.meta[META_ROOT], x, path, n_nodes)
+        start = _descend(tree.left, tree.right, log_weight, log_weight_tree, path, m,
+                         done, reach, share, split_share, share_above)
+        for j in range(start, m):
+            parent = path[j - 1] if j > 0 else -1
+            if depth:
+                depths[path[j]] = j
+                value_prefix(depths, share, path[j], parent, prefix)
+            else:
+                value_prefix(values, share, path[j], parent, prefix)
+        if depth:
+            value = _value_row(tree.lower, tree.upper, tree.time, tree.left, x, path, m,
+                               extend, depths, True, share, split_share, share_above,
+                               prefix, excess)
+        else:
+            value = _value_row(tree.lower, tree.upper, tree.time, tree.left, x, path, m,
+                               extend, values, False, share, split_share, share_above,
+                               prefix, excess)
+        out[r] += scale * value
