@@ -251,6 +251,7 @@ class AMFClassifier(_BackedClassifier):
     use_aggregation : bool, default=True
     split_pure : bool, default=False
     temporary_extension : bool, default=True
+    score_after_update : bool, default=False
     max_nodes : int, default=None
     seed : int, default=None
 
@@ -265,16 +266,18 @@ class AMFClassifier(_BackedClassifier):
 
     _backing = "mondrianlearn.amf:AMFClassifier"
     _params = ("n_estimators", "step", "dirichlet", "use_aggregation", "split_pure",
-               "temporary_extension", "max_nodes")
+               "temporary_extension", "score_after_update", "max_nodes")
 
     def __init__(self, n_estimators=10, step=1.0, dirichlet=None, use_aggregation=True,
-                 split_pure=False, temporary_extension=True, max_nodes=None, seed=None):
+                 split_pure=False, temporary_extension=True, score_after_update=False,
+                 max_nodes=None, seed=None):
         self.n_estimators = n_estimators
         self.step = step
         self.dirichlet = dirichlet
         self.use_aggregation = use_aggregation
         self.split_pure = split_pure
         self.temporary_extension = temporary_extension
+        self.score_after_update = score_after_update
         self.max_nodes = max_nodes
         self.seed = seed
         self._init_state()
@@ -290,21 +293,24 @@ class AMFRegressor(_BackedRegressor):
     use_aggregation : bool, default=True
     split_pure : bool, default=False
     temporary_extension : bool, default=True
+    score_after_update : bool, default=False
     max_nodes : int, default=None
     seed : int, default=None
     """
 
     _backing = "mondrianlearn.amf:AMFRegressor"
     _params = ("n_estimators", "step", "use_aggregation", "split_pure",
-               "temporary_extension", "max_nodes")
+               "temporary_extension", "score_after_update", "max_nodes")
 
     def __init__(self, n_estimators=10, step=1.0, use_aggregation=True, split_pure=False,
-                 temporary_extension=True, max_nodes=None, seed=None):
+                 temporary_extension=True, score_after_update=False, max_nodes=None,
+                 seed=None):
         self.n_estimators = n_estimators
         self.step = step
         self.use_aggregation = use_aggregation
         self.split_pure = split_pure
         self.temporary_extension = temporary_extension
+        self.score_after_update = score_after_update
         self.max_nodes = max_nodes
         self.seed = seed
         self._init_state()

