@@ -43,7 +43,8 @@ def log_mean_exp2(a, b):
     if a < b:
         a, b = b, a
     d = b - a
-    if not d > -745.0:  # exp(d) is 0 (also b = -inf)
+    if not d > -745.0 or (d < -37.0 and abs(a) >= 1.0):
+        # exp(d) is 0 (also b = -inf), or below half an ulp of a (< 8.6e-17 <= ulp/2)
         return a - _LOG_2
     e = np.exp(d)
     if d < -37.0:  # log1p(e) rounds to e
