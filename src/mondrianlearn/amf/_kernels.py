@@ -67,7 +67,7 @@ def _plant_root(tree, X, keys, i, rng):
     return root
 
 
-@kernel
+@inline_kernel
 def _extend(tree, X, keys, i, split_pure, rng, excess, path, max_nodes, no_samples):
     """Put row ``i`` into the partition.
 

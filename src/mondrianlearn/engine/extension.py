@@ -67,7 +67,7 @@ def _insert_split_above(tree, node, x, key, sample, sample_next, split_time, exc
     return leaf
 
 
-@kernel
+@inline_kernel
 def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
                    split_pure, rng, excess, path):
     """Extend the tree with one point and return where it lands.
