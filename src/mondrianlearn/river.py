@@ -251,7 +251,7 @@ class AMFClassifier(_BackedClassifier):
     use_aggregation : bool, default=True
     split_pure : bool, default=False
     temporary_extension : bool, default=True
-    score_after_update : bool, default=False
+    scoring : str, default="paper"
     max_nodes : int, default=None
     seed : int, default=None
 
@@ -266,10 +266,10 @@ class AMFClassifier(_BackedClassifier):
 
     _backing = "mondrianlearn.amf:AMFClassifier"
     _params = ("n_estimators", "step", "dirichlet", "use_aggregation", "split_pure",
-               "temporary_extension", "score_after_update", "max_nodes")
+               "temporary_extension", "scoring", "max_nodes")
 
     def __init__(self, n_estimators=10, step=1.0, dirichlet=None, use_aggregation=True,
-                 split_pure=False, temporary_extension=True, score_after_update=False,
+                 split_pure=False, temporary_extension=True, scoring="paper",
                  max_nodes=None, seed=None):
         self.n_estimators = n_estimators
         self.step = step
@@ -277,7 +277,7 @@ class AMFClassifier(_BackedClassifier):
         self.use_aggregation = use_aggregation
         self.split_pure = split_pure
         self.temporary_extension = temporary_extension
-        self.score_after_update = score_after_update
+        self.scoring = scoring
         self.max_nodes = max_nodes
         self.seed = seed
         self._init_state()
@@ -293,24 +293,24 @@ class AMFRegressor(_BackedRegressor):
     use_aggregation : bool, default=True
     split_pure : bool, default=False
     temporary_extension : bool, default=True
-    score_after_update : bool, default=False
+    scoring : str, default="paper"
     max_nodes : int, default=None
     seed : int, default=None
     """
 
     _backing = "mondrianlearn.amf:AMFRegressor"
     _params = ("n_estimators", "step", "use_aggregation", "split_pure",
-               "temporary_extension", "score_after_update", "max_nodes")
+               "temporary_extension", "scoring", "max_nodes")
 
     def __init__(self, n_estimators=10, step=1.0, use_aggregation=True, split_pure=False,
-                 temporary_extension=True, score_after_update=False, max_nodes=None,
+                 temporary_extension=True, scoring="paper", max_nodes=None,
                  seed=None):
         self.n_estimators = n_estimators
         self.step = step
         self.use_aggregation = use_aggregation
         self.split_pure = split_pure
         self.temporary_extension = temporary_extension
-        self.score_after_update = score_after_update
+        self.scoring = scoring
         self.max_nodes = max_nodes
         self.seed = seed
         self._init_state()

