@@ -13,6 +13,8 @@ kernel = njit(cache=True, nogil=True)
 """Decorator for a compiled kernel."""
 
 inline_kernel = njit(cache=True, nogil=True, inline="always")
-"""Decorator for a small helper that takes a whole tree and is called once per node
-or per point: inlined at compile time, because a call that passes the tree's arrays
-pays a reference-count round trip for each of them."""
+"""Decorator for a function that takes a whole tree and is called once per node or
+per point (small helpers, and the extension itself): inlined at compile time, because
+a call that passes the tree's arrays pays a reference-count round trip for each of
+them. Helpers called per node that need only a few arrays take those arrays instead
+(``engine.boxes``); inlining is not always faster, so each use was measured."""
