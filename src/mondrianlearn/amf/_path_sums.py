@@ -122,15 +122,19 @@ def _branch_weights(left, share, split_share, share_above, node, q):
 
 
 @inline_kernel
-def _class_row(lower, upper, time, left, x, path, m, extend, counts, total, dirichlet,
-               share, split_share, share_above, prefix, excess, row):
-    """One tree's aggregated class probabilities for ``x`` (path ``path[:m]``) into
-    ``row``. Takes the tree's arrays, not the tree (see ``engine.boxes``)."""
-    n_classes = counts.shape[1]
-    prior_mass = n_classes * dirichlet
+def _branch_offs(lower, upper, time, left, x, path, m, extend, share, split_share,
+                 share_above, excess, where, weights):
+    """Where ``x`` may branch off its path ``path[:m]``, and the weights of each case.
+
+    Fills ``where[i]`` (a path position ``j``) and ``weights[i] = (a, b, c)``: the
+    weights of the ancestors' prefix (``prefix[path[j - 1]]``), of the forecaster of
+    ``path[j]`` and of the prior. Returns how many, and the probability that ``x``
+    reaches its leaf (the weight of ``prefix[path[m - 1]]``). Takes the tree's
+    arrays, not the tree (see ``engine.boxes``).
+    """
     holding = deepest_holding(lower, upper, x, path, m) if extend else m - 1
     survive = 1.0
-    row[:] = 0.0
+    count = 0
     t_parent = time[path[holding]] if holding >= 0 else 0.0
     for j in range(holding + 1, m):
         node = path[j]
@@ -140,17 +144,36 @@ def _class_row(lower, upper, time, left, x, path, m, extend, counts, total, diri
         if p > 0.0:
             a, b, c = _branch_weights(left, share, split_share, share_above, node,
                                       survive * p)
-            b /= total[node] + prior_mass
-            c /= n_classes
-            if j > 0:  # the ancestors' prefix
-                above = path[j - 1]
-                for k in range(n_classes):
-                    row[k] += a * prefix[above, k]
-            for k in range(n_classes):
-                row[k] += b * (counts[node, k] + dirichlet) + c
+            where[count] = j
+            weights[count, 0] = a
+            weights[count, 1] = b
+            weights[count, 2] = c
+            count += 1
             survive *= 1.0 - p
             if survive <= 0.0:
                 break
+    return count, survive
+
+
+@inline_kernel
+def _class_row(path, m, counts, total, dirichlet, prefix, where, weights, count,
+               survive, row):
+    """One tree's aggregated class probabilities for a row (see ``_branch_offs``)."""
+    n_classes = counts.shape[1]
+    prior_mass = n_classes * dirichlet
+    row[:] = 0.0
+    for i in range(count):
+        j = where[i]
+        node = path[j]
+        a = weights[i, 0]
+        b = weights[i, 1] / (total[node] + prior_mass)
+        c = weights[i, 2] / n_classes
+        if j > 0:  # the ancestors' prefix
+            above = path[j - 1]
+            for k in range(n_classes):
+                row[k] += a * prefix[above, k]
+        for k in range(n_classes):
+            row[k] += b * (counts[node, k] + dirichlet) + c
     if survive > 0.0:
         leaf = path[m - 1]
         for k in range(n_classes):
@@ -158,32 +181,19 @@ def _class_row(lower, upper, time, left, x, path, m, extend, counts, total, diri
 
 
 @kernel
-def _value_row(lower, upper, time, left, x, path, m, extend, values, prior_depth, share,
-               split_share, share_above, prefix, excess):
-    """One tree's aggregated scalar forecast for ``x``: the mean (the prior, an empty
+def _value_row(path, m, values, prior_depth, prefix, where, weights, count, survive):
+    """One tree's aggregated scalar forecast for a row: the mean (the prior, an empty
     leaf, predicts 0) or, with ``prior_depth``, the depth (``values`` the depths of
     the path; the new leaf of a branch-off above path node ``j`` has depth
     ``j + 1``)."""
-    holding = deepest_holding(lower, upper, x, path, m) if extend else m - 1
-    survive = 1.0
     value = 0.0
-    t_parent = time[path[holding]] if holding >= 0 else 0.0
-    for j in range(holding + 1, m):
-        node = path[j]
-        eta = box_excess(lower, upper, node, x, excess)
-        p = branch_off_probability(time[node] - t_parent, eta)
-        t_parent = time[node]
-        if p > 0.0:
-            a, b, c = _branch_weights(left, share, split_share, share_above, node,
-                                      survive * p)
-            value += b * values[node]
-            if prior_depth:
-                value += c * (j + 1)
-            if j > 0:
-                value += a * prefix[path[j - 1]]
-            survive *= 1.0 - p
-            if survive <= 0.0:
-                break
+    for i in range(count):
+        j = where[i]
+        value += weights[i, 1] * values[path[j]]
+        if prior_depth:
+            value += weights[i, 2] * (j + 1)
+        if j > 0:
+            value += weights[i, 0] * prefix[path[j - 1]]
     if survive > 0.0:
         value += survive * prefix[path[m - 1]]
     return value
@@ -216,6 +226,7 @@ def predict_proba_tree(tree, X, counts, total, log_weight, log_weight_tree, diri
     done = np.zeros(n_nodes, dtype=np.bool_)
     path = np.empty(n_nodes, dtype=np.int64)
     excess = np.empty(X.shape[1])
+    where, weights = np.empty(n_nodes, dtype=np.int64), np.empty((n_nodes, 3))
     row = np.empty(n_classes)
     for r in range(X.shape[0]):
         x = X[r]
@@ -226,8 +237,11 @@ def predict_proba_tree(tree, X, counts, total, log_weight, log_weight_tree, diri
         for j in range(start, m):
             class_prefix(counts, total, dirichlet, share, path[j],
                          path[j - 1] if j > 0 else -1, prefix)
-        _class_row(tree.lower, tree.upper, tree.time, tree.left, x, path, m, extend, counts, total, dirichlet, share,
-                   split_share, share_above, prefix, excess, row)
+        count, survive = _branch_offs(tree.lower, tree.upper, tree.time, tree.left, x,
+                                      path, m, extend, share, split_share, share_above,
+                                      excess, where, weights)
+        _class_row(path, m, counts, total, dirichlet, prefix, where, weights, count,
+                   survive, row)
         for k in range(n_classes):
             out[r, k] += scale * row[k]
 
@@ -255,6 +269,7 @@ def predict_value_tree(tree, X, values, log_weight, log_weight_tree, use_aggrega
     done = np.zeros(n_nodes, dtype=np.bool_)
     path = np.empty(n_nodes, dtype=np.int64)
     excess = np.empty(X.shape[1])
+    where, weights = np.empty(n_nodes, dtype=np.int64), np.empty((n_nodes, 3))
     for r in range(X.shape[0]):
         x = X[r]
         m = record_path(tree.left, tree.right, tree.feature, tree.threshold,
@@ -268,12 +283,13 @@ def predict_value_tree(tree, X, values, log_weight, log_weight_tree, use_aggrega
                 value_prefix(depths, share, path[j], parent, prefix)
             else:
                 value_prefix(values, share, path[j], parent, prefix)
+        count, survive = _branch_offs(tree.lower, tree.upper, tree.time, tree.left, x,
+                                      path, m, extend, share, split_share, share_above,
+                                      excess, where, weights)
         if depth:
-            value = _value_row(tree.lower, tree.upper, tree.time, tree.left, x, path, m,
-                               extend, depths, True, share, split_share, share_above,
-                               prefix, excess)
+            value = _value_row(path, m, depths, True, prefix, where, weights, count,
+                               survive)
         else:
-            value = _value_row(tree.lower, tree.upper, tree.time, tree.left, x, path, m,
-                               extend, values, False, share, split_share, share_above,
-                               prefix, excess)
+            value = _value_row(path, m, values, False, prefix, where, weights, count,
+                               survive)
         out[r] += scale * value
