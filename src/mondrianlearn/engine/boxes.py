@@ -50,10 +50,10 @@ def record_path(left, right, feature, threshold, root, x, path, limit):
     """Write ``x``'s root-to-leaf path (following thresholds) into ``path``.
 
     Takes the tree's child, feature and threshold arrays and the root id (see
-    ``box_excess``). Returns the length; the walk stops after ``limit`` nodes
-    (at most ``len(path)``). Later passes
-    over the path read this array instead of repeating the threshold comparisons,
-    whose branches the processor cannot predict.
+    ``box_excess``). Returns the length; the walk stops after ``limit`` nodes (at
+    most ``len(path)``). Later passes over the path read this array instead of
+    repeating the threshold comparisons, whose branches the processor cannot
+    predict.
     """
     node = root
     m = 0
