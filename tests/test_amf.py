@@ -1,5 +1,6 @@
 """Behaviour of the AMF estimators: online learning, determinism, inputs, classes."""
 
+import copy
 import pickle
 
 import numpy as np
@@ -23,9 +24,13 @@ def _regression(n=300, seed=0):
 
 
 def _model_arrays(est):
-    """Every node array of every tree (trimmed to the nodes in use)."""
+    """Every node array of every tree (trimmed to the nodes in use), with the nodes
+    numbered depth-first: AMF renumbers its nodes when a tree grows, so two equal
+    models built in different batches may number them differently."""
     out = []
     for tree in est.trees_:
+        tree = copy.deepcopy(tree)
+        tree.trim(renumber=True)
         n = tree.n_nodes
         out.extend(np.asarray(a)[:n] for a in tree.arrays[:-1])
         out.append(tree.arrays.meta.copy())

@@ -64,8 +64,10 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
                 n_nodes = tree.n_nodes
                 needed = n_nodes + 2 + min(2 * (n_rows - position), n_nodes // 2 + 64)
                 if n_nodes + 3 > tree.capacity:  # planting a root takes 1 + 2 nodes
+                    # The kernel holds no node id across calls, so the copy can also
+                    # renumber the nodes depth-first (engine.layout).
                     tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2),
-                                              limit=max_nodes)
+                                              limit=max_nodes, renumber=True)
                 position = run_kernel(tree, position)
             return tree
 
@@ -76,7 +78,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
 
     def _trim(self):
         for tree in self.trees_:
-            tree.trim()
+            tree.trim(renumber=True)
 
     # ---------------------------------------------------------------- prediction
     def _check_predict_input(self, X):

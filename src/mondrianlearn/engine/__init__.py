@@ -1,6 +1,8 @@
 """The Mondrian-process engine shared by every model of the library.
 
 - :mod:`.tree`: storage (``TreeArrays``, ``TreeState``, ``SampleStore``);
+- :mod:`.layout`: node order in memory (depth-first renumbering);
+- :mod:`.boxes`: a point against a tree: its path, leaf and the boxes that hold it;
 - :mod:`.random`: per-tree random streams usable inside compiled code;
 - :mod:`.growth`: batch sampling of blocks on data (with pausing);
 - :mod:`.extension`: online extension with new points, un-pausing of leaves;

@@ -7,8 +7,14 @@ holds ``x`` (``deepest_holding``), which is usually within a few levels of the
 leaf; above it a point cannot be cut off and widens nothing.
 """
 
+import numpy as np
+
 from ._jit import kernel
 from .tree import LEAF, META_ROOT
+
+WALK_NODE = np.dtype([("threshold", np.float64), ("feature", np.int64),
+                      ("left", np.int64), ("right", np.int64)])
+"""One node of a :func:`walk_table`: what a walk from the root reads, in 32 bytes."""
 
 
 @kernel
@@ -33,13 +39,10 @@ def box_excess(lower, upper, node, x, out):
     """
     total = 0.0
     for d in range(x.shape[0]):
-        lo = lower[node, d] - x[d]
-        hi = x[d] - upper[node, d]
-        e = 0.0
-        if lo > 0.0:
-            e = lo
-        elif hi > 0.0:
-            e = hi
+        # At most one of the two is positive (lower <= upper). Written without
+        # branches: which side x falls is unpredictable, and a mispredicted branch
+        # discards the loads of the next boxes that the processor has started.
+        e = max(lower[node, d] - x[d], 0.0) + max(x[d] - upper[node, d], 0.0)
         out[d] = e
         total += e
     return total
@@ -67,6 +70,45 @@ def record_path(left, right, feature, threshold, root, x, path, limit):
             node = child
         else:
             node = right[node]
+    return m
+
+
+@kernel
+def walk_table(left, right, feature, threshold, n_nodes):
+    """The fields of the first ``n_nodes`` nodes that a walk reads, packed one node
+    per record (:data:`WALK_NODE`).
+
+    A walk in the tree's own arrays loads a cache line from each of four arrays per
+    level; in the table it loads one, and with the nodes in depth-first order (see
+    ``engine.layout``) a left child shares its parent's line half the time. Worth
+    building for a batch of rows that together visit a good part of the tree: on
+    letter (10 trees, 5000 rows) it halves the time of the walks, building included.
+    """
+    table = np.empty(n_nodes, dtype=WALK_NODE)
+    for node in range(n_nodes):
+        table[node].threshold = threshold[node]
+        table[node].feature = feature[node]
+        table[node].left = left[node]
+        table[node].right = right[node]
+    return table
+
+
+@kernel
+def record_path_packed(table, root, x, path, limit):
+    """:func:`record_path` over a :func:`walk_table` (the same path)."""
+    node = root
+    m = 0
+    while m < limit:
+        path[m] = node
+        m += 1
+        record = table[node]
+        child = record.left
+        if child == LEAF:
+            break
+        if x[record.feature] <= record.threshold:
+            node = child
+        else:
+            node = record.right
     return m
 
 

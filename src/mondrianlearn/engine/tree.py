@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .layout import depth_first_order, map_ids, renumbered_ids
+
 LEAF = -1
 """Child id of a leaf."""
 
@@ -92,10 +94,17 @@ def empty_tree(n_features, capacity=16):
     )
 
 
-def _resize_rows(array, capacity, fill):
-    out = np.full((capacity,) + array.shape[1:], fill, dtype=array.dtype)
-    n = min(capacity, array.shape[0])
-    out[:n] = array[:n]
+def _resize_rows(array, capacity, fill, order=None):
+    """A copy with ``capacity`` rows (``fill`` past the old ones); with ``order``,
+    row ``i`` of the copy is row ``order[i]`` of ``array``."""
+    out = np.empty((capacity,) + array.shape[1:], dtype=array.dtype)
+    if order is not None:
+        n = order.shape[0]
+        np.take(array, order, axis=0, out=out[:n])
+    else:
+        n = min(capacity, array.shape[0])
+        out[:n] = array[:n]
+    out[n:] = fill
     return out
 
 
@@ -106,12 +115,23 @@ _FILL = {
 }
 
 
-def resize_tree(tree, capacity):
-    """A copy of ``tree`` with room for ``capacity`` nodes (at least ``n_nodes``)."""
-    capacity = max(int(capacity), int(tree.meta[META_N_NODES]), 2)
-    fields = {name: _resize_rows(getattr(tree, name), capacity, fill)
+def resize_tree(tree, capacity, order=None):
+    """A copy of ``tree`` with room for ``capacity`` nodes (at least ``n_nodes``).
+
+    With ``order`` (from :func:`~.layout.depth_first_order`), node ``order[i]``
+    becomes node ``i`` and the links between nodes follow.
+    """
+    n_nodes = int(tree.meta[META_N_NODES])
+    capacity = max(int(capacity), n_nodes, 2)
+    fields = {name: _resize_rows(getattr(tree, name), capacity, fill, order)
               for name, fill in _FILL.items()}
-    return TreeArrays(meta=tree.meta.copy(), **fields)
+    meta = tree.meta.copy()
+    if order is not None:
+        new_id = renumbered_ids(order, n_nodes)
+        for name in ("parent", "left", "right"):
+            fields[name][:n_nodes] = map_ids(fields[name][:n_nodes], new_id)
+        meta[META_ROOT] = new_id[meta[META_ROOT]]
+    return TreeArrays(meta=meta, **fields)
 
 
 class TreeState:
@@ -152,8 +172,12 @@ class TreeState:
     def n_nodes(self):
         return int(self.arrays.meta[META_N_NODES])
 
-    def ensure_node_capacity(self, needed, limit=None):
-        """Grow (by half at least) so that ``needed`` nodes fit, never past ``limit``."""
+    def ensure_node_capacity(self, needed, limit=None, renumber=False):
+        """Grow (by half at least) so that ``needed`` nodes fit, never past ``limit``.
+
+        With ``renumber``, the copy also puts the nodes in depth-first order (see
+        :mod:`.layout`): only for callers that hold no node ids across the call.
+        """
         if limit is not None:
             needed = min(needed, int(limit))
         if needed <= self.capacity:
@@ -161,9 +185,24 @@ class TreeState:
         capacity = max(int(needed), self.capacity + self.capacity // 2)
         if limit is not None:
             capacity = min(capacity, int(limit))
-        self.arrays = resize_tree(self.arrays, capacity)
+        self._copy_nodes(capacity, self._depth_first_order() if renumber else None)
+
+    def _copy_nodes(self, capacity, order):
+        self.arrays = resize_tree(self.arrays, capacity, order)
         for name, array in self.node_stats.items():
-            self.node_stats[name] = _resize_rows(array, capacity, 0)
+            self.node_stats[name] = _resize_rows(array, capacity, 0, order)
+
+    def _depth_first_order(self):
+        """The nodes in depth-first order, or None when that would change nothing
+        (or, for a tree whose nodes do not all hang from the root, lose nodes)."""
+        n = self.n_nodes
+        if n < 3:
+            return None
+        order = depth_first_order(self.arrays.left, self.arrays.right,
+                                  self.arrays.meta[META_ROOT], n)
+        if order.shape[0] != n or np.array_equal(order, np.arange(n)):
+            return None
+        return order
 
     def ensure_sample_capacity(self, n_samples):
         """Grow the sample linked list so that sample ids below ``n_samples`` fit."""
@@ -187,13 +226,13 @@ class TreeState:
             lower=np.hstack([self.arrays.lower, new]),
             upper=np.hstack([self.arrays.upper, new]))
 
-    def trim(self):
-        """Release unused capacity (called at the end of ``fit``/``partial_fit``)."""
+    def trim(self, renumber=False):
+        """Release unused capacity (called at the end of ``fit``); ``renumber`` as in
+        :meth:`ensure_node_capacity`."""
         n = max(self.n_nodes, 2)
-        if self.capacity > n:
-            self.arrays = resize_tree(self.arrays, n)
-            for name, array in self.node_stats.items():
-                self.node_stats[name] = array[:n].copy()
+        order = self._depth_first_order() if renumber else None
+        if self.capacity > n or order is not None:
+            self._copy_nodes(n, order)
 
     def __getstate__(self):
         # Spare capacity is not saved: a loaded tree grows again when it learns.
