@@ -46,7 +46,7 @@ order (agreement to rounding is tested)."""
 import numpy as np
 
 from ..engine._jit import inline_kernel, kernel
-from ..engine.boxes import (box_excess, find_leaf, record_path,
+from ..engine.boxes import (box_excess, box_holds, find_leaf, record_path,
                             record_path_packed, walk_table)
 from ..engine.layout import depth_first_order
 from ..engine.paths import branch_off_probability
@@ -172,13 +172,21 @@ def _branch_offs(lower, upper, time, left, x, path, m, extend, share, split_shar
     # Up from the leaf, the distance of x to each box (etas), until the deepest box
     # that holds it (see engine.boxes.deepest_holding): one read of each box.
     holding = m - 1
-    if extend:
-        while holding >= 0:
-            eta = box_excess(lower, upper, path[holding], x, excess)
-            if eta == 0.0:
-                break
-            etas[holding] = eta
-            holding -= 1
+    scan = extend
+    if scan and np.isinf(time[path[m - 1]]):
+        # A leaf that is never cut (infinite lifetime) splits off any point outside
+        # its box: only whether x is outside matters, not how far.
+        if box_holds(lower, upper, path[m - 1], x):
+            scan = False
+        else:
+            etas[m - 1] = np.inf
+            holding = m - 2
+    while scan and holding >= 0:
+        eta = box_excess(lower, upper, path[holding], x, excess)
+        if eta == 0.0:
+            break
+        etas[holding] = eta
+        holding -= 1
     survive = 1.0
     count = 0
     t_parent = time[path[holding]] if holding >= 0 else 0.0

@@ -121,13 +121,17 @@ def deepest_holding(lower, upper, x, path, m):
     """
     j = m - 1
     while j >= 0:
-        node = path[j]
-        inside = True
-        for d in range(x.shape[0]):
-            if x[d] < lower[node, d] or x[d] > upper[node, d]:
-                inside = False
-                break
-        if inside:
+        if box_holds(lower, upper, path[j], x):
             return j
         j -= 1
     return -1
+
+
+@kernel
+def box_holds(lower, upper, node, x):
+    """Whether the box of ``node`` contains ``x`` (stops at the first feature
+    outside)."""
+    for d in range(x.shape[0]):
+        if x[d] < lower[node, d] or x[d] > upper[node, d]:
+            return False
+    return True
