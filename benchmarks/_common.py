@@ -196,8 +196,8 @@ class Report:
         self.save = not getattr(args, "no_save", False)
         self.parts = [f"# {title}", "",
                       f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
-                      f"{environment()}; command: `python benchmarks/{name}.py "
-                      f"{' '.join(sys.argv[1:])}`".rstrip() + "", ""]
+                      f"{environment()}; command: `python benchmarks/"
+                      f"{Path(sys.argv[0]).name} {' '.join(sys.argv[1:])}`".rstrip() + "", ""]
         print("\n".join(self.parts), flush=True)
 
     def section(self, heading, table=None, note=None):

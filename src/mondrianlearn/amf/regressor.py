@@ -30,7 +30,9 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         the leaf cell containing the row.
     split_pure : bool, default=False
         Whether a leaf whose points all have exactly the target of a new point may be
-        split by it. When false such a leaf absorbs the point.
+        split by it. When false such a leaf absorbs the point. river's AMFRegressor
+        always splits (as ``split_pure=True``); the two agree to within noise in test
+        error (``benchmarks/bench_amf.py --river-only``).
     temporary_extension : bool, default=True
         How a point outside the training boxes is predicted. True: as in the AMF
         paper's Algorithm 3, the tree is extended with the point (temporarily; the
