@@ -101,12 +101,13 @@ def _descend(left, right, log_weight, log_weight_tree, path, m, done, reach, sha
 
 
 @kernel
-def _visit_all(left, right, order, log_weight, log_weight_tree, reach, share,
+def _visit_all(left, right, root, n_nodes, log_weight, log_weight_tree, reach, share,
                split_share, share_above):
-    """Visit every node, in ``order`` (depth-first from the root, see
-    ``engine.layout``): the whole-tree version of ``_descend``."""
-    reach[order[0]] = 1.0
-    share_above[order[0]] = 0.0
+    """Visit every node depth-first from the root (the order of ``engine.layout``):
+    the whole-tree version of ``_descend``. Returns the order, for the prefix sums."""
+    order = depth_first_order(left, right, root, n_nodes)
+    reach[root] = 1.0
+    share_above[root] = 0.0
     for node in order:
         child_reach, child_above = _visit(left, log_weight, log_weight_tree, node,
                                           reach, share, split_share, share_above)
@@ -115,6 +116,7 @@ def _visit_all(left, right, order, log_weight, log_weight_tree, reach, share,
             share_above[left[node]] = child_above
             reach[right[node]] = child_reach
             share_above[right[node]] = child_above
+    return order
 
 
 @kernel
@@ -285,29 +287,30 @@ def predict_proba_tree(tree, X, counts, total, log_weight, log_weight_tree, diri
      weights) = _work_space(n_nodes, X.shape[1])
     prefix = np.empty((n_nodes, n_classes))
     row = np.empty(n_classes)
+    root = tree.meta[META_ROOT]
     whole = _whole_tree(X.shape[0], n_nodes)
     if whole:
-        order = depth_first_order(tree.left, tree.right, tree.meta[META_ROOT], n_nodes)
-        _visit_all(tree.left, tree.right, order, log_weight, log_weight_tree, reach,
-                   share, split_share, share_above)
+        order = _visit_all(tree.left, tree.right, root, n_nodes, log_weight,
+                           log_weight_tree, reach, share, split_share, share_above)
         for node in order:
             class_prefix(counts, total, dirichlet, share, node, tree.parent[node], prefix)
     table = walk_table(tree.left, tree.right, tree.feature, tree.threshold,
                        n_nodes if whole else 0)
     for r in range(X.shape[0]):
         x = X[r]
-        # The walk is written out here and in predict_value_tree: as a helper taking
-        # the tree (inlined or not) it made prediction about 30% slower.
+        # The walk is written out here and in predict_value_tree: as a shared
+        # helper (inlined or not) it made prediction 15-30% slower.
         if whole:
-            m = record_path_packed(table, tree.meta[META_ROOT], x, path, n_nodes)
+            m = record_path_packed(table, root, x, path, n_nodes)
+            start = m
         else:
-            m = record_path(tree.left, tree.right, tree.feature, tree.threshold,
-                            tree.meta[META_ROOT], x, path, n_nodes)
+            m = record_path(tree.left, tree.right, tree.feature, tree.threshold, root, x,
+                            path, n_nodes)
             start = _descend(tree.left, tree.right, log_weight, log_weight_tree, path,
                              m, done, reach, share, split_share, share_above)
-            for j in range(start, m):
-                class_prefix(counts, total, dirichlet, share, path[j],
-                             path[j - 1] if j > 0 else -1, prefix)
+        for j in range(start, m):
+            class_prefix(counts, total, dirichlet, share, path[j],
+                         path[j - 1] if j > 0 else -1, prefix)
         count, survive = _branch_offs(tree.lower, tree.upper, tree.time, tree.left, x,
                                       path, m, extend, share, split_share, share_above,
                                       excess, etas, where, weights)
@@ -337,11 +340,11 @@ def predict_value_tree(tree, X, values, log_weight, log_weight_tree, use_aggrega
     (reach, share, split_share, share_above, done, path, excess, etas, where,
      weights) = _work_space(n_nodes, X.shape[1])
     prefix = np.empty(n_nodes)
+    root = tree.meta[META_ROOT]
     whole = _whole_tree(X.shape[0], n_nodes)
     if whole:
-        order = depth_first_order(tree.left, tree.right, tree.meta[META_ROOT], n_nodes)
-        _visit_all(tree.left, tree.right, order, log_weight, log_weight_tree, reach,
-                   share, split_share, share_above)
+        order = _visit_all(tree.left, tree.right, root, n_nodes, log_weight,
+                           log_weight_tree, reach, share, split_share, share_above)
         for node in order:
             parent = tree.parent[node]
             if depth:
@@ -354,19 +357,20 @@ def predict_value_tree(tree, X, values, log_weight, log_weight_tree, use_aggrega
     for r in range(X.shape[0]):
         x = X[r]
         if whole:
-            m = record_path_packed(table, tree.meta[META_ROOT], x, path, n_nodes)
+            m = record_path_packed(table, root, x, path, n_nodes)
+            start = m
         else:
-            m = record_path(tree.left, tree.right, tree.feature, tree.threshold,
-                            tree.meta[META_ROOT], x, path, n_nodes)
+            m = record_path(tree.left, tree.right, tree.feature, tree.threshold, root, x,
+                            path, n_nodes)
             start = _descend(tree.left, tree.right, log_weight, log_weight_tree, path,
                              m, done, reach, share, split_share, share_above)
-            for j in range(start, m):
-                parent = path[j - 1] if j > 0 else -1
-                if depth:
-                    depths[path[j]] = j
-                    value_prefix(depths, share, path[j], parent, prefix)
-                else:
-                    value_prefix(values, share, path[j], parent, prefix)
+        for j in range(start, m):
+            parent = path[j - 1] if j > 0 else -1
+            if depth:
+                depths[path[j]] = j
+                value_prefix(depths, share, path[j], parent, prefix)
+            else:
+                value_prefix(values, share, path[j], parent, prefix)
         count, survive = _branch_offs(tree.lower, tree.upper, tree.time, tree.left, x,
                                       path, m, extend, share, split_share, share_above,
                                       excess, etas, where, weights)
