@@ -18,11 +18,11 @@ pausing). Prediction is in ``_path_sums``.
 
 import numpy as np
 
-from ..engine._jit import inline_kernel, kernel
+from ..engine._jit import borrowed, inline_kernel, kernel
 from ..engine.extension import absorb_to_leaf, extend_to_leaf
 from ..engine.growth import new_node, sample_blocks
 from ..engine.random import poisson
-from ..engine.tree import LEAF, META_N_NODES, META_ROOT
+from ..engine.tree import LEAF, META_N_NODES, META_ROOT, borrowed_tree
 
 _LOG_2 = np.log(2.0)
 
@@ -136,12 +136,32 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
         First row not learned: smaller than ``len(X)`` when the node capacity may not
         suffice for the next row (grow the tree and call again from there).
     """
+    excess, path, no_samples = _learn_work_space(tree, X)
+    return _learn_classifier_rows(tree, X, keys, weights, start, counts, total,
+                                  log_weight, log_weight_tree, step, dirichlet,
+                                  split_pure, rng, bootstrap, max_nodes, onelearn,
+                                  excess, path, no_samples)
+
+
+@kernel
+def _learn_work_space(tree, X):
+    """Work arrays of the learning loops (allocated outside them: see ``borrowed``)."""
+    return (np.empty(X.shape[1]), np.empty(tree.parent.shape[0], dtype=np.int64),
+            np.empty(0, dtype=np.int64))  # AMF leaves keep no point ids
+
+
+@kernel
+def _learn_classifier_rows(tree, X, keys, weights, start, counts, total, log_weight,
+                           log_weight_tree, step, dirichlet, split_pure, rng, bootstrap,
+                           max_nodes, onelearn, excess, path, no_samples):
+    """The loop of ``learn_classifier_tree`` over borrowed arrays."""
+    tree = borrowed_tree(tree)
+    X, keys, weights, rng = borrowed(X), borrowed(keys), borrowed(weights), borrowed(rng)
+    counts, total = borrowed(counts), borrowed(total)
+    log_weight, log_weight_tree = borrowed(log_weight), borrowed(log_weight_tree)
+    excess, path, no_samples = borrowed(excess), borrowed(path), borrowed(no_samples)
     capacity = tree.parent.shape[0]
-    n_classes = counts.shape[1]
-    prior_mass = n_classes * dirichlet
-    excess = np.empty(X.shape[1])
-    path = np.empty(capacity, dtype=np.int64)
-    no_samples = np.empty(0, dtype=np.int64)  # AMF leaves keep no point ids
+    prior_mass = counts.shape[1] * dirichlet
     for i in range(start, X.shape[0]):
         full = tree.meta[META_N_NODES] + 2 > max_nodes
         if not full and tree.meta[META_N_NODES] + 2 > capacity:
@@ -188,10 +208,24 @@ def learn_regressor_tree(tree, X, keys, y, weights, start, total, mean, log_weig
     ``keys`` are the bit patterns of the targets, so that ``split_pure=False`` keeps
     together points with exactly the same target.
     """
+    excess, path, no_samples = _learn_work_space(tree, X)
+    return _learn_regressor_rows(tree, X, keys, y, weights, start, total, mean,
+                                 log_weight, log_weight_tree, step, split_pure, rng,
+                                 bootstrap, max_nodes, onelearn, excess, path,
+                                 no_samples)
+
+
+@kernel
+def _learn_regressor_rows(tree, X, keys, y, weights, start, total, mean, log_weight,
+                          log_weight_tree, step, split_pure, rng, bootstrap, max_nodes,
+                          onelearn, excess, path, no_samples):
+    """The loop of ``learn_regressor_tree`` over borrowed arrays."""
+    tree = borrowed_tree(tree)
+    X, keys, y, weights = borrowed(X), borrowed(keys), borrowed(y), borrowed(weights)
+    rng, total, mean = borrowed(rng), borrowed(total), borrowed(mean)
+    log_weight, log_weight_tree = borrowed(log_weight), borrowed(log_weight_tree)
+    excess, path, no_samples = borrowed(excess), borrowed(path), borrowed(no_samples)
     capacity = tree.parent.shape[0]
-    excess = np.empty(X.shape[1])
-    path = np.empty(capacity, dtype=np.int64)
-    no_samples = np.empty(0, dtype=np.int64)  # AMF leaves keep no point ids
     for i in range(start, X.shape[0]):
         full = tree.meta[META_N_NODES] + 2 > max_nodes
         if not full and tree.meta[META_N_NODES] + 2 > capacity:

@@ -45,12 +45,12 @@ order (agreement to rounding is tested)."""
 
 import numpy as np
 
-from ..engine._jit import inline_kernel, kernel
+from ..engine._jit import borrowed, inline_kernel, kernel
 from ..engine.boxes import (box_excess, box_holds, find_leaf, record_path,
                             record_path_packed, walk_table)
 from ..engine.layout import depth_first_order
 from ..engine.paths import branch_off_probability
-from ..engine.tree import LEAF, META_N_NODES, META_ROOT
+from ..engine.tree import LEAF, META_N_NODES, META_ROOT, borrowed_tree
 
 
 @kernel
@@ -276,6 +276,38 @@ def predict_proba_tree(tree, X, counts, total, log_weight, log_weight_tree, diri
     if n_nodes == 0:  # a tree that has seen no row (online bagging) predicts the prior
         out += scale / n_classes
         return
+    # The loop runs in another kernel, over borrowed views of these arrays
+    # (engine._jit.borrowed).
+    (reach, share, split_share, share_above, done, path, excess, etas, where,
+     weights) = _work_space(n_nodes if use_aggregation else 0, X.shape[1])
+    whole = use_aggregation and _whole_tree(X.shape[0], n_nodes)
+    table = walk_table(tree.left, tree.right, tree.feature, tree.threshold,
+                       n_nodes if whole else 0)
+    _proba_rows(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
+                use_aggregation, extend, scale, out, whole, table,
+                np.empty((n_nodes if use_aggregation else 0, n_classes)),
+                np.empty(n_classes), reach, share, split_share, share_above, done, path,
+                excess, etas, where, weights)
+
+
+@kernel
+def _proba_rows(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
+                use_aggregation, extend, scale, out, whole, table, prefix, row, reach,
+                share, split_share, share_above, done, path, excess, etas, where,
+                weights):
+    """The work of ``predict_proba_tree``: ``prefix``, ``row`` and the rest are work
+    arrays, ``table`` the walk table when ``whole``."""
+    tree = borrowed_tree(tree)
+    X, out, table, prefix, row = (borrowed(X), borrowed(out), borrowed(table),
+                                  borrowed(prefix), borrowed(row))
+    counts, total = borrowed(counts), borrowed(total)
+    log_weight, log_weight_tree = borrowed(log_weight), borrowed(log_weight_tree)
+    reach, share, split_share = borrowed(reach), borrowed(share), borrowed(split_share)
+    share_above, done, path = borrowed(share_above), borrowed(done), borrowed(path)
+    excess, etas, where, weights = (borrowed(excess), borrowed(etas), borrowed(where),
+                                    borrowed(weights))
+    n_nodes = tree.meta[META_N_NODES]
+    n_classes = counts.shape[1]
     if not use_aggregation:
         for r in range(X.shape[0]):
             node = find_leaf(tree, X[r])
@@ -283,23 +315,16 @@ def predict_proba_tree(tree, X, counts, total, log_weight, log_weight_tree, diri
             for k in range(n_classes):
                 out[r, k] += scale * ((counts[node, k] + dirichlet) / denom)
         return
-    (reach, share, split_share, share_above, done, path, excess, etas, where,
-     weights) = _work_space(n_nodes, X.shape[1])
-    prefix = np.empty((n_nodes, n_classes))
-    row = np.empty(n_classes)
     root = tree.meta[META_ROOT]
-    whole = _whole_tree(X.shape[0], n_nodes)
     if whole:
         order = _visit_all(tree.left, tree.right, root, n_nodes, log_weight,
                            log_weight_tree, reach, share, split_share, share_above)
         for node in order:
             class_prefix(counts, total, dirichlet, share, node, tree.parent[node], prefix)
-    table = walk_table(tree.left, tree.right, tree.feature, tree.threshold,
-                       n_nodes if whole else 0)
     for r in range(X.shape[0]):
         x = X[r]
-        # The walk is written out here and in predict_value_tree: as a shared
-        # helper (inlined or not) it made prediction 15-30% slower.
+        # The walk is written out here and in _value_rows: as a shared helper
+        # (inlined or not) it made prediction slower.
         if whole:
             m = record_path_packed(table, root, x, path, n_nodes)
             start = m
@@ -329,19 +354,41 @@ def predict_value_tree(tree, X, values, log_weight, log_weight_tree, use_aggrega
     space of one entry per node), the forecast is the depth of the prediction
     instead (``weighted_depth``).
     """
-    depth = depths.shape[0] > 0
     n_nodes = tree.meta[META_N_NODES]
     if n_nodes == 0:  # a tree that has seen no row predicts the prior (0, at depth 0)
         return
+    # As in predict_proba_tree: the loop runs in another kernel.
+    (reach, share, split_share, share_above, done, path, excess, etas, where,
+     weights) = _work_space(n_nodes if use_aggregation else 0, X.shape[1])
+    whole = use_aggregation and _whole_tree(X.shape[0], n_nodes)
+    table = walk_table(tree.left, tree.right, tree.feature, tree.threshold,
+                       n_nodes if whole else 0)
+    _value_rows(tree, X, values, log_weight, log_weight_tree, use_aggregation, extend,
+                depths, scale, out, whole, table,
+                np.empty(n_nodes if use_aggregation else 0), reach, share, split_share,
+                share_above, done, path, excess, etas, where, weights)
+
+
+@kernel
+def _value_rows(tree, X, values, log_weight, log_weight_tree, use_aggregation, extend,
+                depths, scale, out, whole, table, prefix, reach, share, split_share,
+                share_above, done, path, excess, etas, where, weights):
+    """The work of ``predict_value_tree`` (see ``_proba_rows``)."""
+    tree = borrowed_tree(tree)
+    X, values, depths, out = borrowed(X), borrowed(values), borrowed(depths), borrowed(out)
+    table, prefix = borrowed(table), borrowed(prefix)
+    log_weight, log_weight_tree = borrowed(log_weight), borrowed(log_weight_tree)
+    reach, share, split_share = borrowed(reach), borrowed(share), borrowed(split_share)
+    share_above, done, path = borrowed(share_above), borrowed(done), borrowed(path)
+    excess, etas, where, weights = (borrowed(excess), borrowed(etas), borrowed(where),
+                                    borrowed(weights))
+    depth = depths.shape[0] > 0
+    n_nodes = tree.meta[META_N_NODES]
     if not use_aggregation:
         for r in range(X.shape[0]):
             out[r] += scale * values[find_leaf(tree, X[r])]
         return
-    (reach, share, split_share, share_above, done, path, excess, etas, where,
-     weights) = _work_space(n_nodes, X.shape[1])
-    prefix = np.empty(n_nodes)
     root = tree.meta[META_ROOT]
-    whole = _whole_tree(X.shape[0], n_nodes)
     if whole:
         order = _visit_all(tree.left, tree.right, root, n_nodes, log_weight,
                            log_weight_tree, reach, share, split_share, share_above)
@@ -352,8 +399,6 @@ def predict_value_tree(tree, X, values, log_weight, log_weight_tree, use_aggrega
                 value_prefix(depths, share, node, parent, prefix)
             else:
                 value_prefix(values, share, node, parent, prefix)
-    table = walk_table(tree.left, tree.right, tree.feature, tree.threshold,
-                       n_nodes if whole else 0)
     for r in range(X.shape[0]):
         x = X[r]
         if whole:

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._jit import borrowed, kernel
 from .layout import depth_first_order, map_ids, renumbered_ids
 
 LEAF = -1
@@ -91,6 +92,20 @@ def empty_tree(n_features, capacity=16):
         paused=np.zeros(capacity, dtype=np.bool_),
         leaf_head=np.full(capacity, -1, dtype=np.int64),
         meta=np.zeros(META_SIZE, dtype=np.int64),
+    )
+
+
+@kernel
+def borrowed_tree(tree):
+    """The tree's arrays as borrowed views (see ``engine._jit.borrowed``)."""
+    return TreeArrays(
+        parent=borrowed(tree.parent), left=borrowed(tree.left),
+        right=borrowed(tree.right), feature=borrowed(tree.feature),
+        threshold=borrowed(tree.threshold), time=borrowed(tree.time),
+        lower=borrowed(tree.lower), upper=borrowed(tree.upper),
+        n_points=borrowed(tree.n_points), label=borrowed(tree.label),
+        paused=borrowed(tree.paused), leaf_head=borrowed(tree.leaf_head),
+        meta=borrowed(tree.meta),
     )
 
 

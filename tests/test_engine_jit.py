@@ -1,0 +1,60 @@
+"""The compiled-code helpers of ``engine._jit``."""
+
+import numpy as np
+import pytest
+from numba import njit
+from numba.core.errors import TypingError
+
+from mondrianlearn.engine._jit import borrowed
+from mondrianlearn.engine.tree import borrowed_tree, empty_tree
+
+
+@njit
+def _scale_rows(X, factors, out):
+    X, factors, out = borrowed(X), borrowed(factors), borrowed(out)
+    for i in range(X.shape[0]):
+        row = X[i]  # a view of a borrowed view
+        for j in range(row.shape[0]):
+            out[i, j] = row[j] * factors[i]
+    return out.shape[0]
+
+
+@njit
+def _tree_fields(tree):
+    tree = borrowed_tree(tree)
+    tree.meta[0] = 7
+    tree.lower[1, 2] = 3.5
+    return tree.parent.shape[0] + tree.lower.shape[1]
+
+
+def test_borrowed_views_read_and_write_the_same_memory():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 4))
+    factors = rng.uniform(size=50)
+    out = np.zeros_like(X)
+    assert _scale_rows(X, factors, out) == 50
+    np.testing.assert_array_equal(out, X * factors[:, None])
+
+
+def test_borrowed_tree_is_the_same_tree():
+    tree = empty_tree(n_features=3, capacity=5)
+    assert _tree_fields(tree) == 5 + 3
+    assert tree.meta[0] == 7 and tree.lower[1, 2] == 3.5
+
+
+def test_borrowed_views_leave_reference_counts_alone():
+    # Many calls: a missing or extra reference would free or leak the arrays.
+    X = np.ones((3, 2))
+    out = np.zeros((3, 2))
+    for _ in range(1000):
+        _scale_rows(X, np.ones(3), out)
+    np.testing.assert_array_equal(out, X)
+
+
+def test_borrowed_rejects_non_arrays():
+    @njit
+    def bad(v):
+        return borrowed(v)
+
+    with pytest.raises(TypingError):
+        bad(1.0)
