@@ -6,7 +6,6 @@ processes; they are skipped when ``dask.distributed`` is not installed.
 
 import os
 import signal
-import time
 
 import numpy as np
 import pytest

@@ -65,10 +65,14 @@ def test_fit_leaves_trees_in_depth_first_order(Est):
 def test_renumbering_changes_no_prediction_and_no_later_learning(Est):
     X, y = _stream(900)
     T = np.random.RandomState(1).uniform(-0.5, 1.5, size=(300, 3))
-    # partial_fit renumbers only when a tree grows: its last nodes are unordered.
-    est = Est(n_estimators=3, random_state=0).partial_fit(X[:600], y[:600])
+    # Small partial_fit calls renumber only when a tree grows: the last nodes are
+    # unordered.
+    est = Est(n_estimators=3, random_state=0)
+    for start in range(0, 600, 50):
+        est.partial_fit(X[start:start + 50], y[start:start + 50],
+                        **({"classes": np.unique(y)} if Est is AMFClassifier else {}))
     moved = _renumbered(est)
-    assert any(not np.array_equal(a.arrays.left, b.arrays.left)
+    assert any(not np.array_equal(a.arrays.left[:a.n_nodes], b.arrays.left[:b.n_nodes])
                for a, b in zip(est.trees_, moved.trees_))
     for tree in moved.trees_:
         _check_depth_first(tree)
@@ -93,3 +97,22 @@ def test_walk_table_gives_the_same_paths():
         assert record_path_packed(table, a.meta[META_ROOT], x, packed, n) == m
         np.testing.assert_array_equal(packed[:m], path[:m])
         assert path[m - 1] == find_leaf(a, x)
+
+
+@pytest.mark.parametrize("Est", [AMFClassifier, AMFRegressor])
+def test_a_call_that_makes_most_of_the_tree_renumbers_it(Est):
+    X, y = _stream(900)
+    T = np.random.RandomState(2).uniform(-0.5, 1.5, size=(200, 3))
+    est = Est(n_estimators=2, random_state=0).partial_fit(X, y)
+    for tree in est.trees_:
+        _check_depth_first(tree)
+    # The same rows in small calls: the same model up to numbering.
+    steps = Est(n_estimators=2, random_state=0)
+    for start in range(0, 900, 50):
+        steps.partial_fit(X[start:start + 50], y[start:start + 50], **(
+            {"classes": np.unique(y)} if Est is AMFClassifier else {}))
+    method = "predict_proba" if Est is AMFClassifier else "predict"
+    np.testing.assert_array_equal(getattr(est, method)(T), getattr(steps, method)(T))
+    # A small call leaves the new nodes where they were made.
+    est.partial_fit(X[:20] + 0.5, y[:20])
+    assert any(t._depth_first_order() is not None for t in est.trees_)

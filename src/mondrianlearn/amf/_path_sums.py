@@ -253,6 +253,23 @@ def _value_row(path, m, values, prior_depth, prefix, where, weights, count, surv
     return value
 
 
+@inline_kernel
+def _walk(tree, table, whole, x, path, log_weight, log_weight_tree, done, reach, share,
+          split_share, share_above):
+    """Record the path of ``x`` in ``path``; returns its length and the position from
+    which its nodes still need their prefix sums (see ``_descend``). With ``whole``,
+    every node already has its sums and the walk reads the packed ``table``."""
+    root = tree.meta[META_ROOT]
+    n_nodes = tree.meta[META_N_NODES]
+    if whole:
+        m = record_path_packed(table, root, x, path, n_nodes)
+        return m, m
+    m = record_path(tree.left, tree.right, tree.feature, tree.threshold, root, x, path,
+                    n_nodes)
+    return m, _descend(tree.left, tree.right, log_weight, log_weight_tree, path, m, done,
+                       reach, share, split_share, share_above)
+
+
 @kernel
 def _work_space(n_nodes, n_features):
     """Per-call arrays of the prediction kernels (one entry per node or path node)."""
@@ -323,16 +340,8 @@ def _proba_rows(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
             class_prefix(counts, total, dirichlet, share, node, tree.parent[node], prefix)
     for r in range(X.shape[0]):
         x = X[r]
-        # The walk is written out here and in _value_rows: as a shared helper
-        # (inlined or not) it made prediction slower.
-        if whole:
-            m = record_path_packed(table, root, x, path, n_nodes)
-            start = m
-        else:
-            m = record_path(tree.left, tree.right, tree.feature, tree.threshold, root, x,
-                            path, n_nodes)
-            start = _descend(tree.left, tree.right, log_weight, log_weight_tree, path,
-                             m, done, reach, share, split_share, share_above)
+        m, start = _walk(tree, table, whole, x, path, log_weight, log_weight_tree, done,
+                         reach, share, split_share, share_above)
         for j in range(start, m):
             class_prefix(counts, total, dirichlet, share, path[j],
                          path[j - 1] if j > 0 else -1, prefix)
@@ -401,14 +410,8 @@ def _value_rows(tree, X, values, log_weight, log_weight_tree, use_aggregation, e
                 value_prefix(values, share, node, parent, prefix)
     for r in range(X.shape[0]):
         x = X[r]
-        if whole:
-            m = record_path_packed(table, root, x, path, n_nodes)
-            start = m
-        else:
-            m = record_path(tree.left, tree.right, tree.feature, tree.threshold, root, x,
-                            path, n_nodes)
-            start = _descend(tree.left, tree.right, log_weight, log_weight_tree, path,
-                             m, done, reach, share, split_share, share_above)
+        m, start = _walk(tree, table, whole, x, path, log_weight, log_weight_tree, done,
+                         reach, share, split_share, share_above)
         for j in range(start, m):
             parent = path[j - 1] if j > 0 else -1
             if depth:

@@ -202,6 +202,13 @@ class TreeState:
             capacity = min(capacity, int(limit))
         self._copy_nodes(capacity, self._depth_first_order() if renumber else None)
 
+    def renumber(self):
+        """Put the nodes in depth-first order (see :mod:`.layout`), keeping the
+        capacity: only for callers that hold no node ids across the call."""
+        order = self._depth_first_order()
+        if order is not None:
+            self._copy_nodes(self.capacity, order)
+
     def _copy_nodes(self, capacity, order):
         self.arrays = resize_tree(self.arrays, capacity, order)
         for name, array in self.node_stats.items():
