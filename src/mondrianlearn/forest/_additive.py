@@ -15,12 +15,12 @@ partition; a positive multiplicity only scales the statistics.
 
 import numpy as np
 
-from ..engine._jit import inline_kernel, kernel
+from ..engine._jit import borrowed, inline_kernel, kernel
 from ..engine.extension import (absorb_to_leaf, extend_to_leaf, leaf_must_unpause,
                                 regrow_leaf)
 from ..engine.growth import sample_blocks
 from ..engine.random import poisson
-from ..engine.tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES
+from ..engine.tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, borrowed_tree
 
 
 @inline_kernel
@@ -79,6 +79,11 @@ def sample_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult, ind
 
     When every block is sampled, the statistics of all nodes are computed.
     """
+    tree = borrowed_tree(tree)  # see engine._jit.borrowed
+    X, keys, stats = borrowed(X), borrowed(keys), borrowed(stats)
+    point_stats = borrowed(point_stats)
+    sample_next, sample_mult = borrowed(sample_next), borrowed(sample_mult)
+    indices, stack, rng = borrowed(indices), borrowed(stack), borrowed(rng)
     stack_size = sample_blocks(tree, X, keys, sample_next, indices, stack,
                                stack_size, lifetime, use_pausing, pause_pure,
                                min_samples_split, rng)
@@ -173,8 +178,25 @@ def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
     A tree with ``max_nodes`` nodes or close to it no longer grows: each point then
     widens the boxes and updates the statistics along its path to a leaf.
     """
-    excess = np.empty(X.shape[1])
-    path = np.empty(tree.parent.shape[0], dtype=np.int64)
+    return _extend_points(tree, X, keys, point_stats, stats, sample_next, sample_mult,
+                          sample_ids, start, bootstrap, lifetime, use_pausing, pause_pure,
+                          min_samples_split, rng, pending, max_nodes, one_hot,
+                          np.empty(X.shape[1]),
+                          np.empty(tree.parent.shape[0], dtype=np.int64))
+
+
+@kernel
+def _extend_points(tree, X, keys, point_stats, stats, sample_next, sample_mult,
+                   sample_ids, start, bootstrap, lifetime, use_pausing, pause_pure,
+                   min_samples_split, rng, pending, max_nodes, one_hot, excess, path):
+    """The loop of ``extend_tree`` over borrowed arrays (``excess``, ``path``: work
+    space; see ``engine._jit.borrowed``)."""
+    tree = borrowed_tree(tree)
+    X, keys, stats = borrowed(X), borrowed(keys), borrowed(stats)
+    point_stats = borrowed(point_stats)
+    sample_next, sample_mult = borrowed(sample_next), borrowed(sample_mult)
+    sample_ids, rng, pending = borrowed(sample_ids), borrowed(rng), borrowed(pending)
+    excess, path = borrowed(excess), borrowed(path)
     pending[0] = -1
     for i in range(start, sample_ids.shape[0]):
         full = tree.meta[META_N_NODES] + 2 > max_nodes

@@ -10,9 +10,9 @@ means and variances of the nodes on the path.
 
 import numpy as np
 
-from ..engine._jit import kernel
+from ..engine._jit import borrowed, kernel
 from ..engine.paths import branch_off_path
-from ..engine.tree import LEAF, META_N_NODES, META_ROOT
+from ..engine.tree import LEAF, META_N_NODES, META_ROOT, borrowed_tree
 
 
 @kernel
@@ -166,7 +166,19 @@ def predict_proba_point(tree, counts, x, gamma, max_depth, scale, out, nodes, re
 def predict_proba_tree(tree, counts, X, gamma, max_depth, scale, out):
     """Add ``scale`` times the class probabilities of one tree to ``out`` (all rows)."""
     nodes, reals, classes = path_buffers(tree, counts.shape[1])
-    excess = np.empty(X.shape[1])
+    _proba_rows(tree, counts, X, gamma, max_depth, scale, out, nodes, reals, classes,
+                np.empty(X.shape[1]))
+
+
+@kernel
+def _proba_rows(tree, counts, X, gamma, max_depth, scale, out, nodes, reals, classes,
+                excess):
+    """The loop of ``predict_proba_tree`` over borrowed arrays (see
+    ``engine._jit.borrowed``)."""
+    tree = borrowed_tree(tree)
+    counts, X, out = borrowed(counts), borrowed(X), borrowed(out)
+    nodes, reals, classes = borrowed(nodes), borrowed(reals), borrowed(classes)
+    excess = borrowed(excess)
     for i in range(X.shape[0]):
         predict_proba_point(tree, counts, X[i], gamma, max_depth, scale, out[i], nodes,
                             reals, classes, excess)
@@ -179,12 +191,28 @@ def predict_moments_tree(tree, stats, X, max_depth, out_mean, out_second):
     ``stats`` holds ``(sum w, sum w y, sum w y^2)`` per node. Node ``j`` of the path
     gets weight ``p_j * prod_{i above j} (1 - p_i)``; the last node takes the rest.
     """
+    nodes, etas, deltas, probs, excess = _path_work_space(tree, X)
+    _moments_rows(tree, stats, X, max_depth, out_mean, out_second, nodes, etas, deltas,
+                  probs, excess)
+
+
+@kernel
+def _path_work_space(tree, X):
+    """Work arrays of ``engine.paths.branch_off_path`` over the rows of ``X``."""
     capacity = tree.meta[META_N_NODES] + 1
-    nodes = np.empty(capacity, dtype=np.int64)
-    etas = np.empty(capacity)
-    deltas = np.empty(capacity)
-    probs = np.empty(capacity)
-    excess = np.empty(X.shape[1])
+    return (np.empty(capacity, dtype=np.int64), np.empty(capacity), np.empty(capacity),
+            np.empty(capacity), np.empty(X.shape[1]))
+
+
+@kernel
+def _moments_rows(tree, stats, X, max_depth, out_mean, out_second, nodes, etas, deltas,
+                  probs, excess):
+    """The loop of ``predict_moments_tree`` over borrowed arrays."""
+    tree = borrowed_tree(tree)
+    stats, X = borrowed(stats), borrowed(X)
+    out_mean, out_second = borrowed(out_mean), borrowed(out_second)
+    nodes, etas, deltas = borrowed(nodes), borrowed(etas), borrowed(deltas)
+    probs, excess = borrowed(probs), borrowed(excess)
     for i in range(X.shape[0]):
         length = branch_off_path(tree, X[i], max_depth, nodes, etas, deltas, probs,
                                  excess)
@@ -220,12 +248,20 @@ def path_weights_tree(tree, X, max_depth, indptr, indices, weights):
 
     ``indptr`` must already hold the row offsets (path lengths, from ``path_lengths``).
     """
-    capacity = tree.meta[META_N_NODES] + 1
-    nodes = np.empty(capacity, dtype=np.int64)
-    etas = np.empty(capacity)
-    deltas = np.empty(capacity)
-    probs = np.empty(capacity)
-    excess = np.empty(X.shape[1])
+    nodes, etas, deltas, probs, excess = _path_work_space(tree, X)
+    _weights_rows(tree, X, max_depth, indptr, indices, weights, nodes, etas, deltas,
+                  probs, excess)
+
+
+@kernel
+def _weights_rows(tree, X, max_depth, indptr, indices, weights, nodes, etas, deltas,
+                  probs, excess):
+    """The loop of ``path_weights_tree`` over borrowed arrays."""
+    tree = borrowed_tree(tree)
+    X, indptr = borrowed(X), borrowed(indptr)
+    indices, weights = borrowed(indices), borrowed(weights)
+    nodes, etas, deltas = borrowed(nodes), borrowed(etas), borrowed(deltas)
+    probs, excess = borrowed(probs), borrowed(excess)
     for i in range(X.shape[0]):
         length = branch_off_path(tree, X[i], max_depth, nodes, etas, deltas, probs,
                                  excess)
@@ -241,6 +277,8 @@ def path_weights_tree(tree, X, max_depth, indptr, indices, weights):
 @kernel
 def path_lengths(tree, X, max_depth, out):
     """Number of nodes on the (possibly truncated) path of every row."""
+    tree = borrowed_tree(tree)  # see engine._jit.borrowed
+    X, out = borrowed(X), borrowed(out)
     root = tree.meta[META_ROOT]
     for i in range(X.shape[0]):
         node = root
