@@ -271,12 +271,30 @@ def _walk(tree, table, whole, x, path, log_weight, log_weight_tree, done, reach,
 
 
 @kernel
-def _work_space(n_nodes, n_features):
-    """Per-call arrays of the prediction kernels (one entry per node or path node)."""
-    return (np.empty(n_nodes), np.empty(n_nodes), np.empty(n_nodes), np.empty(n_nodes),
-            np.zeros(n_nodes, dtype=np.bool_), np.empty(n_nodes, dtype=np.int64),
-            np.empty(n_features), np.empty(n_nodes), np.empty(n_nodes, dtype=np.int64),
-            np.empty((n_nodes, 3)))
+def _work_space(tree, X, use_aggregation):
+    """Per-call arrays of the prediction kernels: the walk table (filled when every
+    node's sums are computed up front, see ``_whole_tree``) and one entry per node or
+    path node. Allocated here, outside the loops, which borrow them (see
+    ``engine._jit.borrowed``)."""
+    n_nodes = tree.meta[META_N_NODES] if use_aggregation else 0
+    whole = use_aggregation and _whole_tree(X.shape[0], n_nodes)
+    table = walk_table(tree.left, tree.right, tree.feature, tree.threshold,
+                       n_nodes if whole else 0)
+    return (whole, table, np.empty(n_nodes), np.empty(n_nodes), np.empty(n_nodes),
+            np.empty(n_nodes), np.zeros(n_nodes, dtype=np.bool_),
+            np.empty(n_nodes, dtype=np.int64), np.empty(X.shape[1]), np.empty(n_nodes),
+            np.empty(n_nodes, dtype=np.int64), np.empty((n_nodes, 3)))
+
+
+@inline_kernel
+def _borrowed_work(work):
+    """The arrays of ``_work_space`` as borrowed views (``work`` an argument of the
+    caller)."""
+    (_, table, reach, share, split_share, share_above, done, path, excess, etas, where,
+     weights) = work
+    return (borrowed(table), borrowed(reach), borrowed(share), borrowed(split_share),
+            borrowed(share_above), borrowed(done), borrowed(path), borrowed(excess),
+            borrowed(etas), borrowed(where), borrowed(weights))
 
 
 @kernel
@@ -293,36 +311,25 @@ def predict_proba_tree(tree, X, counts, total, log_weight, log_weight_tree, diri
     if n_nodes == 0:  # a tree that has seen no row (online bagging) predicts the prior
         out += scale / n_classes
         return
-    # The loop runs in another kernel, over borrowed views of these arrays
-    # (engine._jit.borrowed).
-    (reach, share, split_share, share_above, done, path, excess, etas, where,
-     weights) = _work_space(n_nodes if use_aggregation else 0, X.shape[1])
-    whole = use_aggregation and _whole_tree(X.shape[0], n_nodes)
-    table = walk_table(tree.left, tree.right, tree.feature, tree.threshold,
-                       n_nodes if whole else 0)
+    # The loop runs in another kernel, over borrowed views of these arrays.
+    n_prefix = n_nodes if use_aggregation else 0  # rows of the prefix sums
     _proba_rows(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
-                use_aggregation, extend, scale, out, whole, table,
-                np.empty((n_nodes if use_aggregation else 0, n_classes)),
-                np.empty(n_classes), reach, share, split_share, share_above, done, path,
-                excess, etas, where, weights)
+                use_aggregation, extend, scale, out, _work_space(tree, X, use_aggregation),
+                np.empty((n_prefix, n_classes)), np.empty(n_classes))
 
 
 @kernel
 def _proba_rows(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
-                use_aggregation, extend, scale, out, whole, table, prefix, row, reach,
-                share, split_share, share_above, done, path, excess, etas, where,
-                weights):
-    """The work of ``predict_proba_tree``: ``prefix``, ``row`` and the rest are work
-    arrays, ``table`` the walk table when ``whole``."""
+                use_aggregation, extend, scale, out, work, prefix, row):
+    """The work of ``predict_proba_tree``: ``work`` from ``_work_space``, ``prefix``
+    and ``row`` work arrays."""
     tree = borrowed_tree(tree)
-    X, out, table, prefix, row = (borrowed(X), borrowed(out), borrowed(table),
-                                  borrowed(prefix), borrowed(row))
+    X, out, prefix, row = borrowed(X), borrowed(out), borrowed(prefix), borrowed(row)
     counts, total = borrowed(counts), borrowed(total)
     log_weight, log_weight_tree = borrowed(log_weight), borrowed(log_weight_tree)
-    reach, share, split_share = borrowed(reach), borrowed(share), borrowed(split_share)
-    share_above, done, path = borrowed(share_above), borrowed(done), borrowed(path)
-    excess, etas, where, weights = (borrowed(excess), borrowed(etas), borrowed(where),
-                                    borrowed(weights))
+    whole = work[0]
+    (table, reach, share, split_share, share_above, done, path, excess, etas, where,
+     weights) = _borrowed_work(work)
     n_nodes = tree.meta[META_N_NODES]
     n_classes = counts.shape[1]
     if not use_aggregation:
@@ -367,30 +374,22 @@ def predict_value_tree(tree, X, values, log_weight, log_weight_tree, use_aggrega
     if n_nodes == 0:  # a tree that has seen no row predicts the prior (0, at depth 0)
         return
     # As in predict_proba_tree: the loop runs in another kernel.
-    (reach, share, split_share, share_above, done, path, excess, etas, where,
-     weights) = _work_space(n_nodes if use_aggregation else 0, X.shape[1])
-    whole = use_aggregation and _whole_tree(X.shape[0], n_nodes)
-    table = walk_table(tree.left, tree.right, tree.feature, tree.threshold,
-                       n_nodes if whole else 0)
     _value_rows(tree, X, values, log_weight, log_weight_tree, use_aggregation, extend,
-                depths, scale, out, whole, table,
-                np.empty(n_nodes if use_aggregation else 0), reach, share, split_share,
-                share_above, done, path, excess, etas, where, weights)
+                depths, scale, out, _work_space(tree, X, use_aggregation),
+                np.empty(n_nodes if use_aggregation else 0))
 
 
 @kernel
 def _value_rows(tree, X, values, log_weight, log_weight_tree, use_aggregation, extend,
-                depths, scale, out, whole, table, prefix, reach, share, split_share,
-                share_above, done, path, excess, etas, where, weights):
+                depths, scale, out, work, prefix):
     """The work of ``predict_value_tree`` (see ``_proba_rows``)."""
     tree = borrowed_tree(tree)
     X, values, depths, out = borrowed(X), borrowed(values), borrowed(depths), borrowed(out)
-    table, prefix = borrowed(table), borrowed(prefix)
+    prefix = borrowed(prefix)
     log_weight, log_weight_tree = borrowed(log_weight), borrowed(log_weight_tree)
-    reach, share, split_share = borrowed(reach), borrowed(share), borrowed(split_share)
-    share_above, done, path = borrowed(share_above), borrowed(done), borrowed(path)
-    excess, etas, where, weights = (borrowed(excess), borrowed(etas), borrowed(where),
-                                    borrowed(weights))
+    whole = work[0]
+    (table, reach, share, split_share, share_above, done, path, excess, etas, where,
+     weights) = _borrowed_work(work)
     depth = depths.shape[0] > 0
     n_nodes = tree.meta[META_N_NODES]
     if not use_aggregation:
