@@ -72,10 +72,9 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
                 position = run_kernel(tree, position)
             if 2 * (tree.n_nodes - n_before) >= tree.n_nodes:
                 # The nodes made since the last growth sit at the end of the arrays,
-                # out of depth-first order. After a call that made at least half of
-                # the tree, renumbering costs about a tenth of the call (letter) and
-                # makes the next predictions ~15% faster; smaller calls leave it to
-                # the next growth.
+                # out of depth-first order. A call that made at least half of the tree
+                # is long beside one copy of it, so it renumbers for the predictions
+                # that follow; smaller calls leave it to the next growth.
                 tree.renumber()
             return tree
 

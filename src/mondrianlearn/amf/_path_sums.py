@@ -101,11 +101,12 @@ def _descend(left, right, log_weight, log_weight_tree, path, m, done, reach, sha
 
 
 @kernel
-def _visit_all(left, right, root, n_nodes, log_weight, log_weight_tree, reach, share,
-               split_share, share_above):
+def _visit_all(tree, log_weight, log_weight_tree, reach, share, split_share,
+               share_above):
     """Visit every node depth-first from the root (the order of ``engine.layout``):
     the whole-tree version of ``_descend``. Returns the order, for the prefix sums."""
-    order = depth_first_order(left, right, root, n_nodes)
+    left, right, root = tree.left, tree.right, tree.meta[META_ROOT]
+    order = depth_first_order(left, right, root, tree.meta[META_N_NODES])
     reach[root] = 1.0
     share_above[root] = 0.0
     for node in order:
@@ -330,7 +331,6 @@ def _proba_rows(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
     whole = work[0]
     (table, reach, share, split_share, share_above, done, path, excess, etas, where,
      weights) = _borrowed_work(work)
-    n_nodes = tree.meta[META_N_NODES]
     n_classes = counts.shape[1]
     if not use_aggregation:
         for r in range(X.shape[0]):
@@ -339,10 +339,9 @@ def _proba_rows(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
             for k in range(n_classes):
                 out[r, k] += scale * ((counts[node, k] + dirichlet) / denom)
         return
-    root = tree.meta[META_ROOT]
     if whole:
-        order = _visit_all(tree.left, tree.right, root, n_nodes, log_weight,
-                           log_weight_tree, reach, share, split_share, share_above)
+        order = _visit_all(tree, log_weight, log_weight_tree, reach, share, split_share,
+                           share_above)
         for node in order:
             class_prefix(counts, total, dirichlet, share, node, tree.parent[node], prefix)
     for r in range(X.shape[0]):
@@ -391,15 +390,13 @@ def _value_rows(tree, X, values, log_weight, log_weight_tree, use_aggregation, e
     (table, reach, share, split_share, share_above, done, path, excess, etas, where,
      weights) = _borrowed_work(work)
     depth = depths.shape[0] > 0
-    n_nodes = tree.meta[META_N_NODES]
     if not use_aggregation:
         for r in range(X.shape[0]):
             out[r] += scale * values[find_leaf(tree, X[r])]
         return
-    root = tree.meta[META_ROOT]
     if whole:
-        order = _visit_all(tree.left, tree.right, root, n_nodes, log_weight,
-                           log_weight_tree, reach, share, split_share, share_above)
+        order = _visit_all(tree, log_weight, log_weight_tree, reach, share, split_share,
+                           share_above)
         for node in order:
             parent = tree.parent[node]
             if depth:

@@ -31,9 +31,8 @@ def borrowed(typingctx, array):
 
     Compiled code counts references to an array atomically each time it binds it to
     a name: passing it to a helper, inlining one, taking a row. In the per-row and
-    per-node loops those atomic operations took a quarter of prediction time and a
-    third of learning time (``perf``, letter). A borrowed view (a null memory-info
-    pointer) makes them no-ops.
+    per-node loops those atomic operations were a large part of the time. A
+    borrowed view (a null memory-info pointer) makes them no-ops.
 
     Only borrow the *arguments* of the kernel that runs the loop, at its top: its
     caller holds them until it returns. An array allocated in the same kernel may be

@@ -10,7 +10,7 @@ means and variances of the nodes on the path.
 
 import numpy as np
 
-from ..engine._jit import borrowed, kernel
+from ..engine._jit import borrowed, inline_kernel, kernel
 from ..engine.paths import branch_off_path
 from ..engine.tree import LEAF, META_N_NODES, META_ROOT, borrowed_tree
 
@@ -191,9 +191,8 @@ def predict_moments_tree(tree, stats, X, max_depth, out_mean, out_second):
     ``stats`` holds ``(sum w, sum w y, sum w y^2)`` per node. Node ``j`` of the path
     gets weight ``p_j * prod_{i above j} (1 - p_i)``; the last node takes the rest.
     """
-    nodes, etas, deltas, probs, excess = _path_work_space(tree, X)
-    _moments_rows(tree, stats, X, max_depth, out_mean, out_second, nodes, etas, deltas,
-                  probs, excess)
+    _moments_rows(tree, stats, X, max_depth, out_mean, out_second,
+                  _path_work_space(tree, X))
 
 
 @kernel
@@ -204,15 +203,22 @@ def _path_work_space(tree, X):
             np.empty(capacity), np.empty(X.shape[1]))
 
 
+@inline_kernel
+def _borrowed_path_work(work):
+    """The arrays of ``_path_work_space`` as borrowed views (``work`` an argument of
+    the caller; see ``engine._jit.borrowed``)."""
+    nodes, etas, deltas, probs, excess = work
+    return (borrowed(nodes), borrowed(etas), borrowed(deltas), borrowed(probs),
+            borrowed(excess))
+
+
 @kernel
-def _moments_rows(tree, stats, X, max_depth, out_mean, out_second, nodes, etas, deltas,
-                  probs, excess):
+def _moments_rows(tree, stats, X, max_depth, out_mean, out_second, work):
     """The loop of ``predict_moments_tree`` over borrowed arrays."""
     tree = borrowed_tree(tree)
     stats, X = borrowed(stats), borrowed(X)
     out_mean, out_second = borrowed(out_mean), borrowed(out_second)
-    nodes, etas, deltas = borrowed(nodes), borrowed(etas), borrowed(deltas)
-    probs, excess = borrowed(probs), borrowed(excess)
+    nodes, etas, deltas, probs, excess = _borrowed_path_work(work)
     for i in range(X.shape[0]):
         length = branch_off_path(tree, X[i], max_depth, nodes, etas, deltas, probs,
                                  excess)
@@ -248,20 +254,16 @@ def path_weights_tree(tree, X, max_depth, indptr, indices, weights):
 
     ``indptr`` must already hold the row offsets (path lengths, from ``path_lengths``).
     """
-    nodes, etas, deltas, probs, excess = _path_work_space(tree, X)
-    _weights_rows(tree, X, max_depth, indptr, indices, weights, nodes, etas, deltas,
-                  probs, excess)
+    _weights_rows(tree, X, max_depth, indptr, indices, weights, _path_work_space(tree, X))
 
 
 @kernel
-def _weights_rows(tree, X, max_depth, indptr, indices, weights, nodes, etas, deltas,
-                  probs, excess):
+def _weights_rows(tree, X, max_depth, indptr, indices, weights, work):
     """The loop of ``path_weights_tree`` over borrowed arrays."""
     tree = borrowed_tree(tree)
     X, indptr = borrowed(X), borrowed(indptr)
     indices, weights = borrowed(indices), borrowed(weights)
-    nodes, etas, deltas = borrowed(nodes), borrowed(etas), borrowed(deltas)
-    probs, excess = borrowed(probs), borrowed(excess)
+    nodes, etas, deltas, probs, excess = _borrowed_path_work(work)
     for i in range(X.shape[0]):
         length = branch_off_path(tree, X[i], max_depth, nodes, etas, deltas, probs,
                                  excess)
