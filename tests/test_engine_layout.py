@@ -5,12 +5,10 @@ import copy
 import numpy as np
 import pytest
 
-from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianForestClassifier,
-                           MondrianForestRegressor)
+from mondrianlearn import AMFClassifier, AMFRegressor
 from mondrianlearn.engine.boxes import find_leaf, record_path, record_path_packed, walk_table
 from mondrianlearn.engine.layout import depth_first_order
 from mondrianlearn.engine.tree import LEAF, META_N_NODES, META_ROOT
-from mondrianlearn.forest._base import _reserve_nodes
 
 
 def _stream(n=600, seed=0):
@@ -118,33 +116,3 @@ def test_a_call_that_makes_most_of_the_tree_renumbers_it(Est):
     # A small call leaves the new nodes where they were made.
     est.partial_fit(X[:20] + 0.5, y[:20])
     assert any(t._depth_first_order() is not None for t in est.trees_)
-
-
-@pytest.mark.parametrize("Est", [MondrianForestClassifier, MondrianForestRegressor])
-def test_mondrian_forest_storage_growth_renumbers_depth_first(Est):
-    X, y = _stream(900)
-    est = Est(n_estimators=2, random_state=0)
-    for start in range(0, 300, 20):
-        est.partial_fit(X[start:start + 20], y[start:start + 20])
-    tree = est.trees_[0]
-    assert tree._depth_first_order() is not None  # new nodes at the end, unordered
-    _reserve_nodes(tree, 2 * tree.capacity)  # forces a growth of the storage
-    _check_depth_first(tree)
-
-
-@pytest.mark.parametrize("Est", [MondrianForestClassifier, MondrianForestRegressor])
-def test_mondrian_forest_numbering_changes_no_prediction_and_no_later_learning(Est):
-    X, y = _stream(900)
-    T = np.random.RandomState(1).uniform(-0.5, 1.5, size=(300, 3))
-    est = Est(n_estimators=3, random_state=0)
-    for start in range(0, 600, 20):
-        est.partial_fit(X[start:start + 20], y[start:start + 20])
-    moved = _renumbered(est)
-    assert any(not np.array_equal(a.arrays.left[:a.n_nodes], b.arrays.left[:b.n_nodes])
-               for a, b in zip(est.trees_, moved.trees_))
-    method = "predict_proba" if Est is MondrianForestClassifier else "predict"
-    np.testing.assert_array_equal(getattr(est, method)(T), getattr(moved, method)(T))
-    for model in (est, moved):
-        for start in range(600, 900, 20):
-            model.partial_fit(X[start:start + 20], y[start:start + 20])
-    np.testing.assert_array_equal(getattr(est, method)(T), getattr(moved, method)(T))

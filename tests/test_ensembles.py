@@ -1,6 +1,5 @@
 """Sample weights, online bagging (``bootstrap``) and rolling-weight boosting (issue 5)."""
 
-import copy
 import pickle
 
 import numpy as np
@@ -55,23 +54,10 @@ def probe_points(X, n=60, seed=1):
     return rng.uniform(X.min(0) - 1, X.max(0) + 1, size=(n, X.shape[1]))
 
 
-def depth_first(trees):
-    """Copies of the trees with their nodes in depth-first order.
-
-    Online learning numbers nodes in the order they are made and renumbers a tree
-    when its storage grows, which can happen at different times in two models that
-    learn the same tree; compared in this canonical numbering, they are identical.
-    """
-    out = copy.deepcopy(list(trees))
-    for tree in out:
-        tree.trim(renumber=True)
-    return out
-
-
 def assert_same_trees(a, b, stats_rtol=0.0):
     """Same partition (node arrays) and same label statistics in every tree."""
     assert len(a.trees_) == len(b.trees_)
-    for ta, tb in zip(depth_first(a.trees_), depth_first(b.trees_)):
+    for ta, tb in zip(a.trees_, b.trees_):
         assert ta.n_nodes == tb.n_nodes
         n = ta.n_nodes
         assert ta.arrays.meta[META_ROOT] == tb.arrays.meta[META_ROOT]
@@ -91,7 +77,7 @@ def model_arrays(model):
     """Everything learned, as one list of arrays (to compare two models exactly)."""
     out = []
     n_points = model._store.n
-    for tree in depth_first(model.trees_):
+    for tree in model.trees_:
         n = tree.n_nodes
         out += [tree.arrays.meta] + [getattr(tree.arrays, f)[:n] for f in STRUCTURE]
         out += [tree.arrays.n_points[:n], tree.node_stats["stats"][:n], tree.rng_state,
