@@ -112,18 +112,14 @@ def borrowed_tree(tree):
 def _resize_rows(array, capacity, fill, order=None):
     """A copy with ``capacity`` rows (``fill`` past the old ones); with ``order``,
     row ``i`` of the copy is row ``order[i]`` of ``array``."""
-    shape = (capacity,) + array.shape[1:]
-    # Zero-filled storage comes from calloc: the spare rows cost no page until a
-    # node is written there (box arrays are most of a tree's bytes).
-    out = np.zeros(shape, array.dtype) if fill == 0 else np.empty(shape, array.dtype)
+    out = np.empty((capacity,) + array.shape[1:], dtype=array.dtype)
     if order is not None:
         n = order.shape[0]
         np.take(array, order, axis=0, out=out[:n])
     else:
         n = min(capacity, array.shape[0])
         out[:n] = array[:n]
-    if fill != 0:
-        out[n:] = fill
+    out[n:] = fill
     return out
 
 

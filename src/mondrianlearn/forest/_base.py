@@ -208,7 +208,7 @@ def _reserve_nodes(tree, n_points, conservative=False, max_nodes=_BIG_DEPTH):
     if conservative:
         needed += int(2 * meta[META_MAX_LEAF_POINTS] + 2)
     if needed > tree.capacity:
-        tree.ensure_node_capacity(max(needed, tree.capacity * 2), limit=max_nodes)
+        tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2), limit=max_nodes)
 
 
 def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,

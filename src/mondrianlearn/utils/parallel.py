@@ -21,19 +21,7 @@ def map_trees(function, items, n_jobs):
     items = list(items)
     if runs_sequentially(len(items), n_jobs):
         return [function(item) for item in items]
-    # One task per worker, each over a contiguous run of items: per-tree work can be
-    # a fraction of a millisecond (a small mini-batch), less than joblib's cost of
-    # dispatching a task.
-    n_chunks = min(len(items), effective_n_jobs(n_jobs))
-    bounds = [len(items) * k // n_chunks for k in range(n_chunks + 1)]
-    chunks = Parallel(n_jobs=n_jobs, prefer="threads")(
-        delayed(_map_chunk)(function, items[start:stop])
-        for start, stop in zip(bounds[:-1], bounds[1:]))
-    return [result for chunk in chunks for result in chunk]
-
-
-def _map_chunk(function, items):
-    return [function(item) for item in items]
+    return Parallel(n_jobs=n_jobs, prefer="threads")(delayed(function)(item) for item in items)
 
 
 def _load_kernel(module, name):
