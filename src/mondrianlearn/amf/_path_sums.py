@@ -26,8 +26,9 @@ per node). For a large batch, every node is visited in one depth-first pass
 instead, which streams through memory when the nodes are stored in that order
 (``engine.layout``), and the rows walk a packed copy of the split fields
 (``engine.boxes.walk_table``); both ways do the same operations on each node, so
-a row's prediction does not depend on its batch. Beyond that, a point needs its path only for the few nodes where it
-may branch off, below the deepest box that holds it:
+a row's prediction does not depend on its batch. Beyond that, a point needs its
+path only for the few nodes where it may branch off, below the deepest box that
+holds it:
 
 - it reaches its leaf ``l`` (probability ``q_none``): ``prefix[l]``;
 - it branches off above path node ``j`` (probability ``q_j``): relative to ``W``,

@@ -88,8 +88,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
     then every node ``v`` from the leaf of ``x`` up to the root is charged the loss
     ``-w log p_v(y)`` of its forecaster *before* it sees ``y`` (``log_weight -= step *
     loss``; see ``scoring`` for onelearn's variant), its counts grow by ``w``, and its
-    CTW weight is recomputed. All weights
-    are kept in the log domain.
+    CTW weight is recomputed. All weights are kept in the log domain.
 
     Prediction follows the paper's temporary extension of the tree with the test
     point, but integrates it analytically instead of drawing it: the point branches
