@@ -226,10 +226,12 @@ def _demo(args):
                 refit_every=args.refit_every),
     ]
     # Compile the kernels (or load them from numba's cache) before the clock starts:
-    # the first run after installing would otherwise time the compiler.
+    # the first run after installing would otherwise time the compiler. Two calls: the
+    # first samples the trees in batch, the second extends them online.
     classes = np.unique(y)
     for learner in learners[:2]:
-        clone(learner.model).partial_fit(X[:20], y[:20], classes=classes).predict_proba(X[:5])
+        model = clone(learner.model).partial_fit(X[:20], y[:20], classes=classes)
+        model.partial_fit(X[20:40], y[20:40]).predict_proba(X[:5])
     traces = progressive_evaluation(learners, X, y, batch_size=args.batch_size,
                                     progress=not args.no_progress, description="demo")
     rows = [{"model": t.name, **t.summary} for t in traces]
