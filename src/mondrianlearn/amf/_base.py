@@ -56,32 +56,102 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         """Teach ``n_rows`` rows to every tree; ``run_kernel(tree, start)`` learns
         from row ``start`` on and returns the first row it could not learn."""
 
-        max_nodes = self._max_nodes_value()
-
         def learn_tree(tree):
-            position = 0
-            n_before = tree.n_nodes
-            while position < n_rows:
-                n_nodes = tree.n_nodes
-                needed = n_nodes + 2 + min(2 * (n_rows - position), n_nodes // 2 + 64)
-                if n_nodes + 3 > tree.capacity:  # planting a root takes 1 + 2 nodes
-                    # The kernel holds no node id across calls, so the copy can also
-                    # renumber the nodes depth-first (engine.layout).
-                    tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2),
-                                              limit=max_nodes, renumber=True)
-                position = run_kernel(tree, position)
-            if 2 * (tree.n_nodes - n_before) >= tree.n_nodes:
-                # The nodes made since the last growth sit at the end of the arrays,
-                # out of depth-first order. A call that made at least half of the tree
-                # is long beside one copy of it, so it renumbers for the predictions
-                # that follow; smaller calls leave it to the next growth.
-                tree.renumber()
-            return tree
+            return self._learn_tree(tree, n_rows, run_kernel, 0, tree.n_nodes)
 
         # Trained trees come from the results (with joblib's Dask backend they are
         # trained on workers and come back as new objects).
         self.trees_ = map_trees(learn_tree, self.trees_, self.n_jobs)
         self.n_samples_seen_ += n_rows
+
+    def _learn_tree(self, tree, n_rows, run_kernel, position, n_before):
+        """Learn rows ``position:`` in one tree, growing its storage as needed
+        (``n_before``: its node count when the call started)."""
+        max_nodes = self._max_nodes_value()
+        while position < n_rows:
+            n_nodes = tree.n_nodes
+            needed = n_nodes + 2 + min(2 * (n_rows - position), n_nodes // 2 + 64)
+            if n_nodes + 3 > tree.capacity:  # planting a root takes 1 + 2 nodes
+                # The kernel holds no node id across calls, so the copy can also
+                # renumber the nodes depth-first (engine.layout).
+                tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2),
+                                          limit=max_nodes, renumber=True)
+            position = run_kernel(tree, position)
+        if 2 * (tree.n_nodes - n_before) >= tree.n_nodes:
+            # The nodes made since the last growth sit at the end of the arrays,
+            # out of depth-first order. A call that made at least half of the tree
+            # is long beside one copy of it, so it renumbers for the predictions
+            # that follow; smaller calls leave it to the next growth.
+            tree.renumber()
+        return tree
+
+    # ----------------------------------------------------------------- fast path
+    def _fast_table(self):
+        """The trees' :class:`~mondrianlearn.engine.tree_table.TreeTable`, or None."""
+        from ..engine.tree_table import TreeTable
+
+        table = self.__dict__.get("_fast_tree_table")
+        if table is None:
+            table = self._fast_tree_table = TreeTable(self._fast_stats)
+        return table if table.refresh(self.trees_) else None
+
+    def _fast_learn_work(self, n_features):
+        """Work arrays of the learning kernels (grown by ``_finish_fast_learning``)."""
+        work = self.__dict__.get("_fast_learn_arrays")
+        if work is None or work[0].shape[0] != n_features:
+            n_trees = len(self.trees_)
+            capacity = max(t.capacity for t in self.trees_)
+            work = self._fast_learn_arrays = (
+                np.empty(n_features), np.empty(capacity, dtype=np.int64),
+                np.empty(0, dtype=np.int64), np.empty(n_trees, dtype=np.int64),
+                np.empty(n_trees, dtype=np.int64))
+        return work
+
+    def _learn_fast(self, X, learn_forest, run_kernel):
+        """One compiled call of ``learn_forest(addresses, sizes, feature_range,
+        work...)`` over all trees; the trees it leaves (room to grow, renumbering)
+        are finished by the full path's per-tree loop with ``run_kernel``. Returns
+        False (nothing changed) when the rows are refused."""
+        table = self._fast_table()
+        if table is None or len(self.trees_) != len(table.sizes):
+            return False
+        work = self._fast_learn_work(X.shape[1])
+        left_over = learn_forest(table.addresses, table.sizes, self._feature_range, work)
+        if left_over < 0:
+            return False
+        n_rows = X.shape[0]
+        if left_over:
+            n_before, stops = work[3], work[4]
+            for t, tree in enumerate(self.trees_):
+                position = int(stops[t])
+                if position < n_rows or 2 * (tree.n_nodes - n_before[t]) >= tree.n_nodes:
+                    self._learn_tree(tree, n_rows, run_kernel, position, int(n_before[t]))
+            if work[1].shape[0] < max(t.capacity for t in self.trees_):
+                self.__dict__.pop("_fast_learn_arrays")
+        self.n_samples_seen_ += n_rows
+        return True
+
+    def _predict_fast(self, X, predict_forest, n_outputs):
+        """``predict_forest(addresses, sizes, out, work)`` over all trees in one
+        compiled call, or None (non-finite rows, or no table: the full path)."""
+        from ._forest_kernels import prediction_work
+
+        table = self._fast_table()
+        if table is None:
+            return None
+        out = np.zeros((X.shape[0], n_outputs) if n_outputs else X.shape[0])
+        key = (X.shape[1], n_outputs)
+        for _ in range(2):
+            cached = self.__dict__.get("_fast_predict_arrays")
+            if cached is None or cached[0] != key:
+                capacity = max(t.capacity for t in self.trees_)
+                cached = self._fast_predict_arrays = (
+                    key, prediction_work(capacity, X.shape[1], max(n_outputs, 1)))
+            status = predict_forest(table.addresses, table.sizes, out, cached[1])
+            if status >= 0:
+                return out if status == 1 else None
+            self.__dict__.pop("_fast_predict_arrays")  # a tree outgrew the work arrays
+        return None
 
     def _trim(self):
         for tree in self.trees_:

@@ -7,6 +7,7 @@ from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 
+from ..utils.fast_path import FAST_MAX_ROWS, ONES
 from ..utils.validation import check_classifier_batch, check_X_y_batch
 from ._base import BaseAMF
 
@@ -114,6 +115,8 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
     0.96
     """
 
+    _fast_stats = ("counts", "total", "log_weight", "log_weight_tree")  # table columns
+
     _parameter_constraints = {
         **BaseAMF._parameter_constraints,
         "dirichlet": [Interval(Real, 0, None, closed="neither"), None],
@@ -163,9 +166,9 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         self._start(X.shape[1])
         self._learn_batch(X, y, sample_weight)
         self._trim()
+        self._remember_fast_state()
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learn a mini-batch of rows, in order.
 
@@ -182,7 +185,19 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         Returns
         -------
         self
+
+        Notes
+        -----
+        A call of a few rows (``utils.fast_path``) after the first one skips
+        scikit-learn's validation when nothing it checks can have changed, and
+        learns in one compiled call over all trees: same model, same errors.
         """
+        if classes is None and sample_weight is None and self._partial_fit_fast(X, y):
+            return self
+        return self._partial_fit_full(X, y, classes, sample_weight)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _partial_fit_full(self, X, y, classes, sample_weight):
         checked = check_classifier_batch(self, X, y, sample_weight, classes)
         if checked is None:
             return self
@@ -192,17 +207,47 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
             self._start(X.shape[1])
         self._add_new_classes(seen)
         self._learn_batch(X, y, sample_weight)
+        self._remember_fast_state()
         return self
+
+    def _partial_fit_fast(self, X, y):
+        """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
+        call must take the full path (nothing has changed then)."""
+        from ._forest_kernels import learn_classifier_forest
+
+        X = self._fast_X(X)
+        if X is None:
+            return False
+        keys = self._fast_keys(y, X.shape[0])
+        if keys is None:
+            return False
+        weights = ONES[: X.shape[0]]
+        args = self._fast_args
+
+        def learn_forest(addresses, sizes, feature_range, work):
+            return learn_classifier_forest(addresses, sizes, X, keys, weights, feature_range,
+                                           *args, *work)
+
+        return self._learn_fast(X, learn_forest, self._tree_learner(X, keys, weights))
 
     def _partial_fit_validated(self, X, y):
         """``partial_fit`` of a fitted model on a checked float64 array (no validation).
 
         For callers that check their input themselves, one row at a time (river).
         """
+        if self._partial_fit_fast(X, y):
+            return self
         y = np.asarray(y)
         self._add_new_classes(y)
         self._learn_batch(np.ascontiguousarray(X, dtype=np.float64), y, np.ones(X.shape[0]))
+        self._remember_fast_state()
         return self
+
+    def _remember_fast_state(self):
+        super()._remember_fast_state()
+        self._fast_args = (float(self.step), self._dirichlet(), bool(self.split_pure),
+                           bool(self.bootstrap), self._max_nodes_value(),
+                           self.scoring == "onelearn", len(self.classes_))
 
     def _start(self, n_features):
         n_classes = len(self.classes_)
@@ -222,8 +267,6 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         return 0.5 if len(self.classes_) == 2 else 0.01
 
     def _learn_batch(self, X, y, sample_weight):
-        from ._kernels import learn_classifier_tree
-
         keep = sample_weight > 0
         if not keep.all():
             X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
@@ -231,6 +274,12 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
             return
         keys = np.searchsorted(self.classes_, y).astype(np.int64)
         weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
+        self._learn(X.shape[0], self._tree_learner(X, keys, weights))
+
+    def _tree_learner(self, X, keys, weights):
+        """``run(tree, start)``: learn rows ``start:`` in one tree (see ``_learn``)."""
+        from ._kernels import learn_classifier_tree
+
         step = float(self.step)
         dirichlet = self._dirichlet()
         split_pure = bool(self.split_pure)
@@ -246,7 +295,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
                                          split_pure, tree.rng_state, bootstrap, max_nodes,
                                          onelearn)
 
-        self._learn(X.shape[0], run)
+        return run
 
     # ---------------------------------------------------------------- prediction
     def predict_proba(self, X):
@@ -261,10 +310,35 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``; rows sum to one.
         """
+        fast = self._fast_X(X)
+        if fast is not None:
+            proba = self._predict_proba_fast(fast)
+            if proba is not None:
+                return proba
         return self._predict_proba_validated(self._check_predict_input(X))
+
+    def _predict_proba_fast(self, X):
+        """All trees in one compiled call (see ``utils.fast_path``), or None."""
+        from ._forest_kernels import predict_proba_forest
+
+        n_classes = len(self.classes_)
+        dirichlet = self._dirichlet()
+        aggregate = bool(self.use_aggregation)
+        extend = bool(self.temporary_extension)
+        scale = 1.0 / len(self.trees_)
+
+        def predict_forest(addresses, sizes, out, work):
+            return predict_proba_forest(addresses, sizes, X, n_classes, dirichlet,
+                                        aggregate, extend, scale, out, *work[:7])
+
+        return self._predict_fast(X, predict_forest, n_classes)
 
     def _predict_proba_validated(self, X):
         """``predict_proba`` on a checked C-contiguous float64 array."""
+        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and hasattr(self, "_fast_params"):
+            proba = self._predict_proba_fast(X)
+            if proba is not None:
+                return proba
         from ._path_sums import predict_proba_tree
 
         dirichlet = self._dirichlet()

@@ -3,6 +3,7 @@
 import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
 
+from ..utils.fast_path import FAST_MAX_ROWS, ONES
 from ..utils.validation import check_regressor_batch, check_X_y_batch
 from ._base import BaseAMF
 
@@ -90,6 +91,8 @@ class AMFRegressor(RegressorMixin, BaseAMF):
     True
     """
 
+    _fast_stats = ("total", "mean", "log_weight", "log_weight_tree")  # table columns
+
     def __init__(self, n_estimators=10, step=1.0, use_aggregation=True, split_pure=False,
                  temporary_extension=True, scoring="paper", bootstrap=False,
                  max_nodes=None, n_jobs=None, random_state=None):
@@ -127,9 +130,9 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         self._start(X.shape[1], y, sample_weight)
         self._learn_batch(X, y, sample_weight)
         self._trim()
+        self._remember_fast_state()
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, sample_weight=None):
         """Learn a mini-batch of rows, in order.
 
@@ -142,7 +145,19 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         Returns
         -------
         self
+
+        Notes
+        -----
+        A call of a few rows (``utils.fast_path``) after the first one skips
+        scikit-learn's validation when nothing it checks can have changed, and
+        learns in one compiled call over all trees: same model, same errors.
         """
+        if sample_weight is None and self._partial_fit_fast(X, y):
+            return self
+        return self._partial_fit_full(X, y, sample_weight)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _partial_fit_full(self, X, y, sample_weight):
         checked = check_regressor_batch(self, X, y, sample_weight)
         if checked is None:
             return self
@@ -150,16 +165,52 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         if first:
             self._start(X.shape[1], y, sample_weight)
         self._learn_batch(X, y, sample_weight)
+        self._remember_fast_state()
         return self
+
+    def _partial_fit_fast(self, X, y):
+        """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
+        call must take the full path (nothing has changed then)."""
+        from ._forest_kernels import learn_regressor_forest
+
+        X = self._fast_X(X)
+        if X is None:
+            return False
+        y = self._fast_targets(y, X.shape[0])
+        if y is None:
+            return False
+        keys, z = self._target_keys(y)
+        weights = ONES[: X.shape[0]]
+        args = self._fast_args
+
+        def learn_forest(addresses, sizes, feature_range, work):
+            return learn_regressor_forest(addresses, sizes, X, keys, z, weights,
+                                          feature_range, *args, *work)
+
+        return self._learn_fast(X, learn_forest, self._tree_learner(X, keys, z, weights))
 
     def _partial_fit_validated(self, X, y):
         """``partial_fit`` of a fitted model on a checked float64 array (no validation).
 
         For callers that check their input themselves, one row at a time (river).
         """
+        if self._partial_fit_fast(X, y):
+            return self
         X = np.ascontiguousarray(X, dtype=np.float64)
         self._learn_batch(X, np.asarray(y, dtype=np.float64), np.ones(X.shape[0]))
+        self._remember_fast_state()
         return self
+
+    def _remember_fast_state(self):
+        super()._remember_fast_state()
+        self._fast_args = (float(self.step), bool(self.split_pure), bool(self.bootstrap),
+                           self._max_nodes_value(), self.scoring == "onelearn")
+
+    def _target_keys(self, y):
+        """Bit patterns of the targets (equal targets share a key) and the targets
+        as the forecasters see them (centred and scaled)."""
+        y = np.ascontiguousarray(y + 0.0)  # -0.0 -> 0.0, so equal targets share a key
+        return y.view(np.int64).copy(), (y - self._y_offset) / self._y_scale
 
     def _start(self, n_features, y, sample_weight):
         """Empty trees; targets are centred on the stream's first target.
@@ -182,8 +233,6 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         })
 
     def _learn_batch(self, X, y, sample_weight):
-        from ._kernels import learn_regressor_tree
-
         y = np.asarray(y, dtype=np.float64).reshape(-1)
         if not np.all(np.isfinite(y)):
             raise ValueError("Input y contains NaN or infinity.")
@@ -192,10 +241,14 @@ class AMFRegressor(RegressorMixin, BaseAMF):
             X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
         if X.shape[0] == 0:
             return
-        y = np.ascontiguousarray(y + 0.0)  # -0.0 -> 0.0, so equal targets share a key
-        keys = y.view(np.int64).copy()
-        y = (y - self._y_offset) / self._y_scale
+        keys, y = self._target_keys(y)
         weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
+        self._learn(X.shape[0], self._tree_learner(X, keys, y, weights))
+
+    def _tree_learner(self, X, keys, y, weights):
+        """``run(tree, start)``: learn rows ``start:`` in one tree (see ``_learn``)."""
+        from ._kernels import learn_regressor_tree
+
         step = float(self.step)
         split_pure = bool(self.split_pure)
         onelearn = self.scoring == "onelearn"
@@ -210,7 +263,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
                                         s["log_weight_tree"], step, split_pure,
                                         tree.rng_state, bootstrap, max_nodes, onelearn)
 
-        self._learn(X.shape[0], run)
+        return run
 
     def predict(self, X):
         """Aggregated prediction, averaged over the trees.
@@ -223,10 +276,34 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         -------
         y : ndarray of shape (n_samples,)
         """
+        fast = self._fast_X(X)
+        if fast is not None:
+            value = self._predict_fast_values(fast)
+            if value is not None:
+                return value
         return self._predict_validated(self._check_predict_input(X))
+
+    def _predict_fast_values(self, X):
+        """All trees in one compiled call (see ``utils.fast_path``), or None."""
+        from ._forest_kernels import predict_value_forest
+
+        aggregate = bool(self.use_aggregation)
+        extend = bool(self.temporary_extension)
+        scale = 1.0 / len(self.trees_)
+
+        def predict_forest(addresses, sizes, out, work):
+            return predict_value_forest(addresses, sizes, X, aggregate, extend, scale, out,
+                                        *work[:5], work[7])
+
+        value = self._predict_fast(X, predict_forest, 0)
+        return None if value is None else self._y_offset + self._y_scale * value
 
     def _predict_validated(self, X):
         """``predict`` on a checked C-contiguous float64 array."""
+        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and hasattr(self, "_fast_params"):
+            value = self._predict_fast_values(X)
+            if value is not None:
+                return value
         from ._path_sums import predict_value_tree
 
         aggregate = bool(self.use_aggregation)

@@ -49,3 +49,19 @@ def borrowed(typingctx, array):
         return view._getvalue()
 
     return array(array), codegen
+
+
+@intrinsic
+def address_to_pointer(typingctx, address):
+    """The memory address ``address`` (an integer) as a ``void*``, for ``numba.carray``.
+
+    Used only by ``engine.tree_table``, whose tables hold the addresses of arrays that
+    the owning estimator keeps alive (see there).
+    """
+    if not isinstance(address, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], cgutils.voidptr_t)
+
+    return types.voidptr(address), codegen

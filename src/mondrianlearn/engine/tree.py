@@ -11,6 +11,7 @@ Models keep their own per-node arrays (class counts, moments, aggregation weight
 beside the tree in a :class:`TreeState`, which grows them together.
 """
 
+import itertools
 from typing import NamedTuple
 
 import numpy as np
@@ -149,6 +150,28 @@ def resize_tree(tree, capacity, order=None):
     return TreeArrays(meta=meta, **fields)
 
 
+_STAMPS = itertools.count(1)
+"""Source of ``TreeState.stamp`` values (see there)."""
+
+
+class NodeStats(dict):
+    """The per-node model arrays of a :class:`TreeState`, by name.
+
+    A plain dict, except that replacing an array gives its tree a new ``stamp``.
+    """
+
+    def __init__(self, owner, arrays=()):
+        super().__init__(arrays)
+        self._owner = owner
+
+    def __setitem__(self, name, array):
+        super().__setitem__(name, array)
+        self._owner._new_stamp()
+
+    def __reduce__(self):  # pickled (and deep-copied) as a plain dict
+        return dict, (dict(self),)
+
+
 class TreeState:
     """One tree with everything that learning needs beside the node arrays.
 
@@ -166,18 +189,33 @@ class TreeState:
     count_multiplicity : bool
         Whether the tree counts each point a number of times of its own (online
         bagging, boosting), kept in ``sample_mult`` (empty otherwise: once each).
+
+    Attributes
+    ----------
+    stamp : int
+        Changes whenever an array of the tree is replaced (growth, renumbering, new
+        features or classes, loading); never the same for two trees of a process.
+        Tables of array addresses (``engine.tree_table``) are rebuilt from it.
     """
 
     def __init__(self, n_features, rng_state, node_stats=None, keep_samples=True,
                  capacity=16, count_multiplicity=False):
         self.arrays = empty_tree(n_features, capacity)
         self.rng_state = np.asarray(rng_state, dtype=np.uint64).copy()
-        self.node_stats = {}
+        self.node_stats = NodeStats(self)
         for name, array in (node_stats or {}).items():
             self.node_stats[name] = _resize_rows(array, self.capacity, 0)
         self.sample_next = np.full(16 if keep_samples else 0, -1, dtype=np.int64)
         self.keep_samples = keep_samples
         self.sample_mult = np.zeros(16 if count_multiplicity else 0)
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if name != "stamp":
+            self._new_stamp()
+
+    def _new_stamp(self):
+        object.__setattr__(self, "stamp", next(_STAMPS))
 
     @property
     def capacity(self):
@@ -263,7 +301,16 @@ class TreeState:
         if self.capacity > n:
             state["arrays"] = resize_tree(self.arrays, n)
             state["node_stats"] = {k: v[:n].copy() for k, v in self.node_stats.items()}
+        state["node_stats"] = dict(state["node_stats"])
+        state.pop("stamp", None)
         return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        node_stats = state.pop("node_stats", {})
+        self.__dict__.update(state)
+        object.__setattr__(self, "node_stats", NodeStats(self, node_stats))
+        self._new_stamp()
 
     @property
     def nbytes(self):

@@ -19,12 +19,17 @@ from ..engine.random import spawn_states
 from ..engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, SampleStore, TreeState
 from ..utils.parallel import map_trees
 from ..utils.estimator import TreeModelMixin
+from ..utils.fast_path import ONES
 from ..utils.validation import check_X_predict
 from ..engine.growth import close_pending_blocks
 from ._additive import (accumulate_new_nodes, draw_multiplicities, extend_tree,
                         regrow_and_count, sample_tree)
 
 _BIG_DEPTH = 2**62
+
+_MAX_SCALED_TARGET = 1e100
+"""Regression targets are stored centred and scaled; a batch whose scaled targets
+exceed this is rescaled first, so that their squares cannot overflow."""
 
 
 class BaseMondrianForest(TreeModelMixin, BaseEstimator):
@@ -101,7 +106,13 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         # The trained trees are taken from the results: with joblib's Dask backend
         # each tree is trained on a worker and comes back as a new object.
         self.trees_ = map_trees(learn_tree, self.trees_, self.n_jobs)
-        if all(t.n_nodes + 2 > max_nodes for t in self.trees_):
+        self._release_store_if_full()
+
+    def _release_store_if_full(self):
+        max_nodes = self._max_nodes_value()
+        store = self._store
+        bootstrap = self._bootstrap()
+        if max_nodes < _BIG_DEPTH and all(t.n_nodes + 2 > max_nodes for t in self.trees_):
             # Every tree is full: no paused leaf will be re-sampled again, so the
             # points are no longer needed (memory stays bounded).
             store.clear()
@@ -109,6 +120,90 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
                 tree.sample_next = tree.sample_next[:0]
                 tree.keep_samples = False
                 tree.sample_mult = tree.sample_mult[:0] if not bootstrap else np.zeros(1)
+
+    # ----------------------------------------------------------------- fast path
+    def _fast_table(self):
+        """The trees' :class:`~mondrianlearn.engine.tree_table.TreeTable`, or None."""
+        from ..engine.tree_table import TreeTable
+
+        table = self.__dict__.get("_fast_tree_table")
+        if table is None:
+            table = self._fast_tree_table = TreeTable(("stats",))
+        return table if table.refresh(self.trees_) else None
+
+    def _learn_fast(self, X, keys, targets):
+        """Store the rows and extend every tree in compiled calls (see
+        ``utils.fast_path``); trees that need room or a paused leaf re-sampled are
+        finished by the full path. Returns False, with nothing changed, when the
+        rows are refused."""
+        from ._forest_kernels import extend_forest, store_rows
+
+        table = self._fast_table()
+        if table is None:
+            return False
+        store = self._store
+        m = X.shape[0]
+        if store.n + m > store.X.shape[0]:
+            return False  # the full path grows the store
+        weights = ONES[:m]
+        if not store_rows(X, keys, weights, targets, store.X, store.keys, store.stats,
+                          store.n, self._feature_range, _MAX_SCALED_TARGET):
+            return False
+        ids = np.arange(store.n, store.n + m, dtype=np.int64)
+        store.n += m
+        self.n_samples_seen_ += m
+        work = self.__dict__.get("_fast_extend_arrays")
+        n_trees = len(self.trees_)
+        if work is None or work[0].shape[0] != X.shape[1] or work[3].shape[0] != n_trees:
+            capacity = max(t.capacity for t in self.trees_)
+            work = self._fast_extend_arrays = (
+                np.empty(X.shape[1]), np.empty(capacity, dtype=np.int64),
+                np.full(1, -1, dtype=np.int64), np.empty(n_trees, dtype=np.int64),
+                np.empty(n_trees, dtype=np.int64))
+        lifetime, pause_pure, mss, bootstrap, max_nodes, one_hot = self._fast_args
+        left_over = extend_forest(table.addresses, table.sizes, store.X, store.keys,
+                                  store.stats, ids, store.stats.shape[1], bootstrap,
+                                  lifetime, pause_pure, mss, max_nodes, one_hot, *work)
+        if left_over:
+            stops, leaves = work[3], work[4]
+            for t, tree in enumerate(self.trees_):
+                if stops[t] < m or leaves[t] >= 0:
+                    self._finish_tree(tree, store, ids, int(stops[t]), int(leaves[t]))
+            if work[1].shape[0] < max(t.capacity for t in self.trees_):
+                self.__dict__.pop("_fast_extend_arrays")
+        if left_over or max_nodes < _BIG_DEPTH:
+            self._release_store_if_full()
+        return True
+
+    def _finish_tree(self, tree, store, ids, position, leaf):
+        """The full path's learning of one tree, from point ``position`` on (after
+        re-sampling the paused ``leaf`` if it is not -1)."""
+        lifetime, pause_pure, mss, bootstrap, max_nodes, one_hot = self._fast_args
+        tree.ensure_sample_capacity(store.n)
+        if tree.n_nodes == 0:
+            _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
+                               max_nodes, one_hot)
+            tree.trim()
+        else:
+            _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
+                                max_nodes, one_hot, position, leaf)
+
+    def _remember_fast_state(self):
+        super()._remember_fast_state()
+        self._fast_args = (float(self.lifetime), bool(self._pause_pure),
+                           int(self.min_samples_split), self._bootstrap(),
+                           self._max_nodes_value(), bool(self._one_hot_stats))
+
+    def _predict_work(self, n_features, n_outputs):
+        """Work arrays of the prediction kernels, sized for the largest tree."""
+        key = (n_features, n_outputs, max(t.capacity for t in self.trees_) + 1)
+        cached = self.__dict__.get("_fast_predict_arrays")
+        if cached is None or cached[0][:2] != key[:2] or cached[0][2] < key[2]:
+            n = key[2]
+            cached = self._fast_predict_arrays = (
+                key, (np.empty(n, dtype=np.int64), np.empty((3, n)),
+                      np.empty((3, max(n_outputs, 1))), np.empty(n_features)))
+        return cached[1]
 
     def _max_depth_value(self):
         return _BIG_DEPTH if self.max_depth is None else int(self.max_depth)
@@ -212,11 +307,19 @@ def _reserve_nodes(tree, n_points, conservative=False, max_nodes=_BIG_DEPTH):
 
 
 def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
-                        max_nodes=_BIG_DEPTH, one_hot=False):
-    """Extend a tree point by point with ``ids``, growing storage as needed."""
-    position = 0
+                        max_nodes=_BIG_DEPTH, one_hot=False, position=0, leaf=-1):
+    """Extend a tree point by point with ``ids[position:]``, growing storage as
+    needed (``leaf``: a paused leaf to re-sample first, or -1)."""
     pending = np.full(1, -1, dtype=np.int64)
-    while position < ids.shape[0]:
+    while True:
+        if leaf >= 0:
+            tree.ensure_node_capacity(tree.n_nodes + 2 * int(tree.arrays.n_points[leaf]) + 2,
+                                      limit=max_nodes)
+            regrow_and_count(tree.arrays, store.X, store.keys, store.stats,
+                             tree.node_stats["stats"], tree.sample_next, tree.sample_mult,
+                             leaf, lifetime, pause_pure, mss, tree.rng_state)
+        if position >= ids.shape[0]:
+            return
         _reserve_nodes(tree, ids.shape[0] - position, max_nodes=max_nodes)
         position = extend_tree(tree.arrays, store.X, store.keys, store.stats,
                                tree.node_stats["stats"], tree.sample_next,
@@ -224,9 +327,3 @@ def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
                                pause_pure, mss, tree.rng_state, pending, max_nodes,
                                one_hot)
         leaf = int(pending[0])
-        if leaf >= 0:
-            tree.ensure_node_capacity(tree.n_nodes + 2 * int(tree.arrays.n_points[leaf]) + 2,
-                                      limit=max_nodes)
-            regrow_and_count(tree.arrays, store.X, store.keys, store.stats,
-                             tree.node_stats["stats"], tree.sample_next, tree.sample_mult,
-                             leaf, lifetime, pause_pure, mss, tree.rng_state)

@@ -7,10 +7,15 @@ from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 
+from ..utils.fast_path import FAST_MAX_ROWS
 from ..utils.parallel import map_trees
 from ..utils.validation import check_classifier_batch, check_X_y_batch
 from ._base import BaseMondrianForest
 from ._smoothing import ikn_posterior, predict_proba_tree
+
+
+_NO_TARGETS = np.empty(0)
+"""``targets`` of the fast path's store kernel for classification (none)."""
 
 
 class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
@@ -122,9 +127,9 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         self._learn_batch(X, y, sample_weight)
         for tree in self.trees_:
             tree.trim()
+        self._remember_fast_state()
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Extend the forest online with a mini-batch.
 
@@ -140,7 +145,19 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         Returns
         -------
         self
+
+        Notes
+        -----
+        A call of a few rows (``utils.fast_path``) after the first one skips
+        scikit-learn's validation when nothing it checks can have changed, and
+        extends all trees in one compiled call: same model, same errors.
         """
+        if classes is None and sample_weight is None and self._partial_fit_fast(X, y):
+            return self
+        return self._partial_fit_full(X, y, classes, sample_weight)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _partial_fit_full(self, X, y, classes, sample_weight):
         checked = check_classifier_batch(self, X, y, sample_weight, classes)
         if checked is None:
             return self
@@ -150,16 +167,29 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
             self._start_model(X.shape[1], len(self.classes_))
         self._add_new_classes(seen)
         self._learn_batch(X, y, sample_weight)
+        self._remember_fast_state()
         return self
+
+    def _partial_fit_fast(self, X, y):
+        """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
+        call must take the full path (nothing has changed then)."""
+        X = self._fast_X(X)
+        if X is None:
+            return False
+        keys = self._fast_keys(y, X.shape[0])
+        return keys is not None and self._learn_fast(X, keys, _NO_TARGETS)
 
     def _partial_fit_validated(self, X, y):
         """``partial_fit`` of a fitted model on a checked float64 array (no validation).
 
         For callers that check their input themselves, one row at a time (river).
         """
+        if self._partial_fit_fast(X, y):
+            return self
         y = np.asarray(y)
         self._add_new_classes(y)
         self._learn_batch(X, y, np.ones(X.shape[0]))
+        self._remember_fast_state()
         return self
 
     def _add_new_classes(self, y):
@@ -212,10 +242,33 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``; rows sum to one.
         """
+        fast = self._fast_X(X)
+        if fast is not None:
+            proba = self._predict_proba_fast(fast)
+            if proba is not None:
+                return proba
         return self._predict_proba_validated(self._check_predict_input(X))
+
+    def _predict_proba_fast(self, X):
+        """All trees in one compiled call (see ``utils.fast_path``), or None."""
+        from ._forest_kernels import predict_proba_forest
+
+        table = self._fast_table()
+        if table is None:
+            return None
+        n_classes = len(self.classes_)
+        out = np.zeros((X.shape[0], n_classes))
+        status = predict_proba_forest(table.addresses, table.sizes, X, n_classes,
+                                      self._gamma(), self._max_depth_value(), out,
+                                      *self._predict_work(X.shape[1], n_classes))
+        return out if status == 1 else None
 
     def _predict_proba_validated(self, X):
         """``predict_proba`` on a C-contiguous, finite float64 array of the right width."""
+        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and hasattr(self, "_fast_params"):
+            proba = self._predict_proba_fast(X)
+            if proba is not None:
+                return proba
         gamma = self._gamma()
         max_depth = self._max_depth_value()
         n_classes = len(self.classes_)

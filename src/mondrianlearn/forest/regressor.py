@@ -4,13 +4,13 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import RegressorMixin, _fit_context
 
+from ..utils.fast_path import FAST_MAX_ROWS
 from ..utils.parallel import map_trees
 from ..utils.validation import check_regressor_batch, check_X_y_batch
-from ._base import BaseMondrianForest
+from ._base import _MAX_SCALED_TARGET, BaseMondrianForest
 from ._smoothing import node_moments, path_lengths, path_weights_tree, predict_moments_tree
 
 
-_MAX_SCALED_TARGET = 1e100
 
 
 class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
@@ -99,9 +99,9 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         self._learn_batch(X, y, sample_weight)
         for tree in self.trees_:
             tree.trim()
+        self._remember_fast_state()
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, sample_weight=None):
         """Extend the forest online with a mini-batch.
 
@@ -114,7 +114,19 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         Returns
         -------
         self
+
+        Notes
+        -----
+        A call of a few rows (``utils.fast_path``) after the first one skips
+        scikit-learn's validation when nothing it checks can have changed, and
+        extends all trees in one compiled call: same model, same errors.
         """
+        if sample_weight is None and self._partial_fit_fast(X, y):
+            return self
+        return self._partial_fit_full(X, y, sample_weight)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _partial_fit_full(self, X, y, sample_weight):
         checked = check_regressor_batch(self, X, y, sample_weight)
         if checked is None:
             return self
@@ -123,7 +135,20 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
             self._start_target_scale(y, sample_weight)
             self._start_model(X.shape[1], 3)
         self._learn_batch(X, y, sample_weight)
+        self._remember_fast_state()
         return self
+
+    def _partial_fit_fast(self, X, y):
+        """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
+        call must take the full path (nothing has changed then)."""
+        X = self._fast_X(X)
+        if X is None:
+            return False
+        y = self._fast_targets(y, X.shape[0])
+        if y is None:
+            return False
+        z = (y - self._y_offset) / self._y_scale
+        return self._learn_fast(X, np.zeros(X.shape[0], dtype=np.int64), z)
 
     def _start_target_scale(self, y, sample_weight):
         """Targets are stored centred and scaled by the first batch (for accuracy)."""
@@ -173,15 +198,44 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         std : ndarray of shape (n_samples,)
             Only when ``return_std`` is true.
         """
+        fast = self._fast_X(X)
+        if fast is not None:
+            result = self._predict_fast(fast, return_std)
+            if result is not None:
+                return result
         return self._predict_validated(self._check_predict_input(X), return_std)
+
+    def _predict_fast(self, X, return_std):
+        """All trees in one compiled call (see ``utils.fast_path``), or None."""
+        from ._forest_kernels import predict_moments_forest
+
+        table = self._fast_table()
+        if table is None:
+            return None
+        mean = np.zeros(X.shape[0])
+        second = np.zeros(X.shape[0])
+        nodes, reals, _, excess = self._predict_work(X.shape[1], 0)
+        trained = predict_moments_forest(table.addresses, table.sizes, X,
+                                         self._max_depth_value(), mean, second, nodes,
+                                         reals, excess)
+        if trained < 0:
+            return None
+        return self._moments_to_prediction(mean, second, trained, return_std)
 
     def _partial_fit_validated(self, X, y):
         """``partial_fit`` of a fitted model on a checked float64 array (no validation)."""
+        if self._partial_fit_fast(X, y):
+            return self
         self._learn_batch(X, np.asarray(y, dtype=np.float64), np.ones(X.shape[0]))
+        self._remember_fast_state()
         return self
 
     def _predict_validated(self, X, return_std=False):
         """``predict`` on a C-contiguous, finite float64 array of the right width."""
+        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and hasattr(self, "_fast_params"):
+            result = self._predict_fast(X, return_std)
+            if result is not None:
+                return result
         max_depth = self._max_depth_value()
         trees = self._trained_trees()
         mean = np.zeros(X.shape[0])
@@ -198,8 +252,12 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
             for m, s in map_trees(one, trees, self.n_jobs):
                 mean[rows] += m
                 second[rows] += s
-        mean /= max(len(trees), 1)
-        second /= max(len(trees), 1)
+        return self._moments_to_prediction(mean, second, len(trees), return_std)
+
+    def _moments_to_prediction(self, mean, second, n_trees, return_std):
+        """Predictive mean (and std) from the trees' summed first two moments."""
+        mean /= max(n_trees, 1)
+        second /= max(n_trees, 1)
         out = self._y_offset + self._y_scale * mean
         if not return_std:
             return out

@@ -3,10 +3,11 @@
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .fast_path import FastPathMixin
 from .persistence import VersionedStateMixin
 
 
-class TreeModelMixin(VersionedStateMixin):
+class TreeModelMixin(FastPathMixin, VersionedStateMixin):
     """Introspection, input widening and versioned pickles for models with ``trees_``.
 
     A model may also hold a shared sample store in ``_store`` (Mondrian forests do,

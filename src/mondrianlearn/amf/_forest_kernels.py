@@ -1,0 +1,206 @@
+"""AMF over all trees in one compiled call, for the per-call fast path.
+
+Each kernel loops over the trees of a :class:`~mondrianlearn.engine.tree_table.TreeTable`
+and runs, per tree, the same per-tree loop as the full path (``_kernels``,
+``_path_sums``), on the same work arrays, so results are bit-identical. Work arrays
+are the estimator's own, allocated once and grown in Python; a tree that needs more
+room than they (or its node arrays) have is left to Python, which finishes it with
+the full path's per-tree loop (see ``BaseAMF._learn_fast``).
+
+Table columns of the per-node arrays (``COLUMN_STATS`` on): classification
+``counts, total, log_weight, log_weight_tree``; regression ``total, mean,
+log_weight, log_weight_tree``.
+"""
+
+import numpy as np
+
+from ..engine._jit import kernel
+from ..engine.boxes import record_path, walk_table
+from ..engine.tree import META_N_NODES, META_ROOT
+from ..engine.tree_table import (COLUMN_STATS, SIZE_NODES, accept_rows, finite_rows,
+                                 float_matrix_at, float_vector_at, rng_at, tree_at)
+from ._kernels import _learn_classifier_rows, _learn_regressor_rows
+from ._path_sums import _proba_rows, _value_rows
+
+STATS_CLASSIFIER = ("counts", "total", "log_weight", "log_weight_tree")
+STATS_REGRESSOR = ("total", "mean", "log_weight", "log_weight_tree")
+
+
+@kernel
+def _needs_python(tree, capacity, max_nodes, path):
+    """Whether the full path's loop would grow this tree before learning, or the
+    shared work space is too small for it."""
+    n_nodes = tree.meta[META_N_NODES]
+    return (n_nodes + 3 > capacity and capacity < max_nodes) or path.shape[0] < capacity
+
+
+@kernel
+def _left_to_python(tree, position, n_rows, n_before):
+    """1 if Python must take the tree over after its loop: rows are left, or the
+    call made at least half of the tree (renumbered, as the full path does)."""
+    n_nodes = tree.meta[META_N_NODES]
+    return 1 if position < n_rows or 2 * (n_nodes - n_before) >= n_nodes else 0
+
+
+@kernel
+def learn_classifier_forest(addresses, sizes, X, keys, weights, feature_range, step,
+                            dirichlet, split_pure, bootstrap, max_nodes, onelearn,
+                            n_classes, excess, path, no_samples, n_before, stops):
+    """Learn the rows in every tree (``learn_classifier_tree`` per tree).
+
+    Returns -1 if the rows are refused (non-finite, range overflow; nothing
+    changed), else the number of trees that Python must take over: for those,
+    ``stops[t]`` is the first row not learned and ``n_before[t]`` the tree's node
+    count before the call.
+    """
+    if not accept_rows(X, feature_range):
+        return -1
+    n_features = X.shape[1]
+    left_over = 0
+    for t in range(addresses.shape[0]):
+        tree = tree_at(addresses, sizes, t, n_features)
+        capacity = sizes[t, SIZE_NODES]
+        n_before[t] = tree.meta[META_N_NODES]
+        if _needs_python(tree, capacity, max_nodes, path):
+            stops[t] = 0
+            left_over += 1
+            continue
+        position = _learn_classifier_rows(
+            tree, X, keys, weights, 0,
+            float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_classes),
+            float_vector_at(addresses, t, COLUMN_STATS + 1, capacity),
+            float_vector_at(addresses, t, COLUMN_STATS + 2, capacity),
+            float_vector_at(addresses, t, COLUMN_STATS + 3, capacity),
+            step, dirichlet, split_pure, rng_at(addresses, t), bootstrap, max_nodes,
+            onelearn, excess, path, no_samples)
+        stops[t] = position
+        left_over += _left_to_python(tree, position, X.shape[0], n_before[t])
+    return left_over
+
+
+@kernel
+def learn_regressor_forest(addresses, sizes, X, keys, y, weights, feature_range, step,
+                           split_pure, bootstrap, max_nodes, onelearn, excess, path,
+                           no_samples, n_before, stops):
+    """``learn_classifier_forest`` for regression (``learn_regressor_tree`` per tree;
+    ``y`` already centred and scaled, ``keys`` its bit patterns)."""
+    if not finite_rows(y.reshape((y.shape[0], 1))) or not accept_rows(X, feature_range):
+        return -1
+    n_features = X.shape[1]
+    left_over = 0
+    for t in range(addresses.shape[0]):
+        tree = tree_at(addresses, sizes, t, n_features)
+        capacity = sizes[t, SIZE_NODES]
+        n_before[t] = tree.meta[META_N_NODES]
+        if _needs_python(tree, capacity, max_nodes, path):
+            stops[t] = 0
+            left_over += 1
+            continue
+        position = _learn_regressor_rows(
+            tree, X, keys, y, weights, 0,
+            float_vector_at(addresses, t, COLUMN_STATS, capacity),
+            float_vector_at(addresses, t, COLUMN_STATS + 1, capacity),
+            float_vector_at(addresses, t, COLUMN_STATS + 2, capacity),
+            float_vector_at(addresses, t, COLUMN_STATS + 3, capacity),
+            step, split_pure, rng_at(addresses, t), bootstrap, max_nodes, onelearn,
+            excess, path, no_samples)
+        stops[t] = position
+        left_over += _left_to_python(tree, position, X.shape[0], n_before[t])
+    return left_over
+
+
+# ----------------------------------------------------------------- prediction
+@kernel
+def prediction_work(n_nodes, n_features, n_classes):
+    """Work arrays of the prediction kernels for trees of up to ``n_nodes`` nodes:
+    ``(floats, ints, done, excess, weights, prefix, row, prefix_1d)``, the arrays
+    of ``_path_sums._work_space`` packed into few arguments (see ``_work``)."""
+    return (np.empty((5, n_nodes)), np.empty((2, n_nodes), dtype=np.int64),
+            np.zeros(n_nodes, dtype=np.bool_), np.empty(n_features),
+            np.empty((n_nodes, 3)), np.empty((n_nodes, max(n_classes, 1))),
+            np.empty(max(n_classes, 1)), np.empty(n_nodes))
+
+
+@kernel
+def _work(floats, ints, done, excess, weights):
+    """The work tuple of ``_path_sums._proba_rows``/``_value_rows`` (sums along the
+    rows' paths, never the whole tree) from the packed arrays."""
+    table = walk_table(np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64),
+                       np.empty(0, dtype=np.int64), np.empty(0), 0)
+    return (False, table, floats[0], floats[1], floats[2], floats[3], done, ints[0],
+            excess, floats[4], ints[1], weights)
+
+
+@kernel
+def _clear_done(tree, X, path, done):
+    """Reset the marks that the rows' path sums left in ``done`` (it is reused)."""
+    root = tree.meta[META_ROOT]
+    n_nodes = tree.meta[META_N_NODES]
+    for r in range(X.shape[0]):
+        m = record_path(tree.left, tree.right, tree.feature, tree.threshold, root, X[r],
+                        path, n_nodes)
+        for j in range(m):
+            done[path[j]] = False
+
+
+@kernel
+def _fits(addresses, sizes, done):
+    """Whether every tree fits the work arrays."""
+    for t in range(addresses.shape[0]):
+        if sizes[t, SIZE_NODES] > done.shape[0]:
+            return False
+    return True
+
+
+@kernel
+def predict_proba_forest(addresses, sizes, X, n_classes, dirichlet, aggregate, extend,
+                         scale, out, floats, ints, done, excess, weights, prefix, row):
+    """Add every tree's probabilities to ``out`` (``predict_proba_tree`` per tree, in
+    tree order). Returns 1, or 0 if ``X`` is not finite, or -1 if a tree does not
+    fit the work arrays (nothing added in both cases)."""
+    if not finite_rows(X):
+        return 0
+    if not _fits(addresses, sizes, done):
+        return -1
+    work = _work(floats, ints, done, excess, weights)
+    n_features = X.shape[1]
+    for t in range(addresses.shape[0]):
+        tree = tree_at(addresses, sizes, t, n_features)
+        capacity = sizes[t, SIZE_NODES]
+        if tree.meta[META_N_NODES] == 0:  # no row seen yet (online bagging): the prior
+            out += scale / n_classes
+            continue
+        _proba_rows(tree, X, float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_classes),
+                    float_vector_at(addresses, t, COLUMN_STATS + 1, capacity),
+                    float_vector_at(addresses, t, COLUMN_STATS + 2, capacity),
+                    float_vector_at(addresses, t, COLUMN_STATS + 3, capacity),
+                    dirichlet, aggregate, extend, scale, out, work, prefix, row)
+        if aggregate:
+            _clear_done(tree, X, ints[0], done)
+    return 1
+
+
+@kernel
+def predict_value_forest(addresses, sizes, X, aggregate, extend, scale, out, floats, ints,
+                         done, excess, weights, prefix):
+    """``predict_proba_forest`` for regression (``predict_value_tree`` per tree;
+    ``prefix`` the one-dimensional prefix work array)."""
+    if not finite_rows(X):
+        return 0
+    if not _fits(addresses, sizes, done):
+        return -1
+    work = _work(floats, ints, done, excess, weights)
+    n_features = X.shape[1]
+    no_depths = np.empty(0)
+    for t in range(addresses.shape[0]):
+        tree = tree_at(addresses, sizes, t, n_features)
+        capacity = sizes[t, SIZE_NODES]
+        if tree.meta[META_N_NODES] == 0:
+            continue
+        _value_rows(tree, X, float_vector_at(addresses, t, COLUMN_STATS + 1, capacity),
+                    float_vector_at(addresses, t, COLUMN_STATS + 2, capacity),
+                    float_vector_at(addresses, t, COLUMN_STATS + 3, capacity),
+                    aggregate, extend, no_depths, scale, out, work, prefix)
+        if aggregate:
+            _clear_done(tree, X, ints[0], done)
+    return 1

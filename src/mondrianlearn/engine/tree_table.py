@@ -1,0 +1,187 @@
+"""A forest's trees as one table of array addresses, for one compiled call over all.
+
+A forest keeps each tree in its own arrays (:class:`~.tree.TreeState`), and a
+compiled kernel cannot take a Python list of them. Passing every tree's arrays
+separately costs a Python call per tree, which dominates when a call holds one
+row. A :class:`TreeTable` holds, per tree, the address of each array (the node
+arrays of :class:`~.tree.TreeArrays`, the random stream, the sample links and the
+model's named per-node arrays) and its number of rows; the kernels rebuild
+non-owning views from them (``tree_at``, ``vector_at``, ...), which are not
+reference-counted (like ``engine._jit.borrowed``).
+
+Safety: the table keeps a reference to every array it points to, so an address
+always stays valid; and it is refreshed from the trees' ``stamp`` (which changes
+whenever a tree replaces an array) before each use, so it never points to arrays
+the tree no longer uses. The table is scratch state of an estimator: it is never
+pickled or copied (``TreeTable.__reduce__`` gives an empty table).
+"""
+
+import numpy as np
+from numba import carray
+
+from ._jit import address_to_pointer, kernel
+from .tree import META_SIZE, TreeArrays
+
+N_TREE_FIELDS = len(TreeArrays._fields)
+"""Columns 0 to 12: the node arrays, in the order of ``TreeArrays``."""
+COLUMN_RNG = N_TREE_FIELDS
+COLUMN_SAMPLE_NEXT = N_TREE_FIELDS + 1
+COLUMN_SAMPLE_MULT = N_TREE_FIELDS + 2
+COLUMN_STATS = N_TREE_FIELDS + 3
+"""First column of the model's per-node arrays, in the order given to the table."""
+
+SIZE_NODES = 0
+SIZE_SAMPLE_NEXT = 1
+SIZE_SAMPLE_MULT = 2
+
+
+def _address(array):
+    return array.__array_interface__["data"][0]
+
+
+class TreeTable:
+    """Addresses of the arrays of a list of trees (see the module docstring).
+
+    Parameters
+    ----------
+    stats_names : sequence of str
+        Names of the per-node model arrays (``TreeState.node_stats``), in the order
+        of their columns from ``COLUMN_STATS`` on.
+    """
+
+    def __init__(self, stats_names):
+        self.stats_names = tuple(stats_names)
+        self.addresses = np.zeros((0, COLUMN_STATS + len(self.stats_names)), dtype=np.int64)
+        self.sizes = np.zeros((0, 3), dtype=np.int64)
+        self.widths = np.zeros(0, dtype=np.int64)
+        self._stamps = []
+        self._keep = []
+
+    def refresh(self, trees):
+        """Bring the table up to date with ``trees``; return False when the trees
+        cannot share one table (their arrays differ in width or layout)."""
+        stamps = [tree.stamp for tree in trees]
+        if stamps == self._stamps:
+            return True
+        n = len(trees)
+        if n != len(self._stamps):
+            self.addresses = np.zeros((n, self.addresses.shape[1]), dtype=np.int64)
+            self.sizes = np.zeros((n, 3), dtype=np.int64)
+            self._keep = [None] * n
+            self._stamps = [None] * n
+        for t, tree in enumerate(trees):
+            if stamps[t] != self._stamps[t]:
+                if not self._fill(t, tree):
+                    self._stamps = []
+                    return False
+                self._stamps[t] = stamps[t]
+        self.widths = _column_widths(trees[0], self.stats_names) if n else self.widths
+        return all(np.array_equal(_column_widths(tree, self.stats_names), self.widths)
+                   for tree in trees) or self._forget()
+
+    def _forget(self):
+        self._stamps = []
+        return False
+
+    def _fill(self, t, tree):
+        arrays = list(tree.arrays) + [tree.rng_state, tree.sample_next, tree.sample_mult]
+        arrays += [tree.node_stats[name] for name in self.stats_names]
+        if not all(a.flags.c_contiguous and a.flags.writeable for a in arrays):
+            return False
+        self.addresses[t] = [_address(a) for a in arrays]
+        self.sizes[t] = (tree.capacity, tree.sample_next.shape[0], tree.sample_mult.shape[0])
+        self._keep[t] = arrays
+        return True
+
+    def __reduce__(self):
+        return TreeTable, (self.stats_names,)
+
+
+def _column_widths(tree, stats_names):
+    """Features, then the second dimension of each per-node array (1 if none)."""
+    widths = [tree.arrays.lower.shape[1]]
+    for name in stats_names:
+        array = tree.node_stats[name]
+        widths.append(array.shape[1] if array.ndim == 2 else 1)
+    return np.array(widths, dtype=np.int64)
+
+
+# --------------------------------------------------------------- views in kernels
+@kernel
+def int_vector_at(addresses, t, column, n):
+    return carray(address_to_pointer(addresses[t, column]), n, np.int64)
+
+
+@kernel
+def float_vector_at(addresses, t, column, n):
+    return carray(address_to_pointer(addresses[t, column]), n, np.float64)
+
+
+@kernel
+def float_matrix_at(addresses, t, column, n, m):
+    return carray(address_to_pointer(addresses[t, column]), (n, m), np.float64)
+
+
+@kernel
+def rng_at(addresses, t):
+    return carray(address_to_pointer(addresses[t, COLUMN_RNG]), 4, np.uint64)
+
+
+@kernel
+def tree_at(addresses, sizes, t, n_features):
+    """The node arrays of tree ``t`` as non-owning views."""
+    n = sizes[t, SIZE_NODES]
+    a = addresses[t]
+    return TreeArrays(
+        parent=carray(address_to_pointer(a[0]), n, np.int64),
+        left=carray(address_to_pointer(a[1]), n, np.int64),
+        right=carray(address_to_pointer(a[2]), n, np.int64),
+        feature=carray(address_to_pointer(a[3]), n, np.int64),
+        threshold=carray(address_to_pointer(a[4]), n, np.float64),
+        time=carray(address_to_pointer(a[5]), n, np.float64),
+        lower=carray(address_to_pointer(a[6]), (n, n_features), np.float64),
+        upper=carray(address_to_pointer(a[7]), (n, n_features), np.float64),
+        n_points=carray(address_to_pointer(a[8]), n, np.int64),
+        label=carray(address_to_pointer(a[9]), n, np.int64),
+        paused=carray(address_to_pointer(a[10]), n, np.bool_),
+        leaf_head=carray(address_to_pointer(a[11]), n, np.int64),
+        meta=carray(address_to_pointer(a[12]), META_SIZE, np.int64),
+    )
+
+
+@kernel
+def accept_rows(X, feature_range):
+    """Whether ``X`` is finite and its range, with ``feature_range`` (rows: low,
+    high), has a finite total width; if so, widen ``feature_range`` to it.
+
+    The compiled form of the checks of ``utils.validation`` (finite values,
+    ``check_extent``) for the per-call fast path: nothing is changed on refusal.
+    """
+    n_features = X.shape[1]
+    total = 0.0
+    for j in range(n_features):
+        low, high = feature_range[0, j], feature_range[1, j]
+        for i in range(X.shape[0]):
+            v = X[i, j]
+            if not np.isfinite(v):
+                return False
+            low = min(low, v)
+            high = max(high, v)
+        total += high - low
+    if not np.isfinite(total):
+        return False
+    for j in range(n_features):
+        for i in range(X.shape[0]):
+            feature_range[0, j] = min(feature_range[0, j], X[i, j])
+            feature_range[1, j] = max(feature_range[1, j], X[i, j])
+    return True
+
+
+@kernel
+def finite_rows(X):
+    """Whether every value of ``X`` is finite."""
+    for i in range(X.shape[0]):
+        for j in range(X.shape[1]):
+            if not np.isfinite(X[i, j]):
+                return False
+    return True

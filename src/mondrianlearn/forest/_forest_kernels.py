@@ -1,0 +1,173 @@
+"""Mondrian forests over all trees in one compiled call, for the per-call fast path.
+
+As ``amf._forest_kernels``: each kernel loops over a
+:class:`~mondrianlearn.engine.tree_table.TreeTable` and runs the full path's per-tree
+loop (``_additive._extend_points``, ``_smoothing._proba_rows``/``_moments_rows``) on
+the estimator's work arrays, so results are bit-identical. A tree that needs storage
+or a paused leaf re-sampled is left to Python (``BaseMondrianForest._learn``), which
+finishes it with the full path. The table's one per-node array is ``stats``.
+"""
+
+import numpy as np
+
+from ..engine._jit import kernel
+from ..engine.tree import META_N_NODES
+from ..engine.tree_table import (COLUMN_SAMPLE_MULT, COLUMN_SAMPLE_NEXT, COLUMN_STATS,
+                                 SIZE_NODES, SIZE_SAMPLE_MULT, SIZE_SAMPLE_NEXT,
+                                 accept_rows, finite_rows, float_matrix_at,
+                                 float_vector_at, int_vector_at, rng_at, tree_at)
+from ._additive import _extend_points
+from ._smoothing import _moments_rows, _proba_rows
+
+
+@kernel
+def store_rows(X, keys, weights, targets, store_X, store_keys, store_stats, n_stored,
+               feature_range, max_target):
+    """Check the rows and append them to the sample store at row ``n_stored``.
+
+    The statistics of a row are one-hot (weight at its key) when ``targets`` is
+    empty (classification), else ``(w, w z, w z^2)`` with ``z`` its scaled target.
+    Returns False, with nothing changed, when the rows are refused (non-finite,
+    range overflow, a scaled target beyond ``max_target``) or do not fit the store.
+    """
+    m = X.shape[0]
+    if n_stored + m > store_X.shape[0] or store_X.shape[1] != X.shape[1]:
+        return False
+    regression = targets.shape[0] > 0
+    if regression:
+        for i in range(m):
+            if not np.isfinite(targets[i]) or abs(targets[i]) > max_target:
+                return False
+    elif store_stats.shape[1] < 1:
+        return False
+    if not accept_rows(X, feature_range):
+        return False
+    for i in range(m):
+        row = n_stored + i
+        store_X[row, :] = X[i, :]
+        store_keys[row] = keys[i]
+        store_stats[row, :] = 0.0
+        w = weights[i]
+        if regression:
+            z = targets[i]
+            store_stats[row, 0] = w
+            store_stats[row, 1] = w * z
+            store_stats[row, 2] = w * z * z
+        else:
+            store_stats[row, keys[i]] = w
+    return True
+
+
+@kernel
+def _needs_python(tree, sizes, t, n_new, n_stored, max_nodes, path):
+    """Whether the full path would grow this tree (nodes or sample links) before
+    extending it, or the shared work space is too small for it."""
+    capacity = sizes[t, SIZE_NODES]
+    n_nodes = tree.meta[META_N_NODES]
+    if n_nodes == 0 or path.shape[0] < capacity:
+        return True
+    links, mult = sizes[t, SIZE_SAMPLE_NEXT], sizes[t, SIZE_SAMPLE_MULT]
+    if (links > 0 and links < n_stored) or (mult > 0 and mult < n_stored):
+        return True
+    needed = n_nodes + 4 + min(2 * n_new, n_nodes // 2 + 64)
+    return needed > capacity and capacity < max_nodes
+
+
+@kernel
+def extend_forest(addresses, sizes, store_X, store_keys, store_stats, ids, n_stats,
+                  bootstrap, lifetime, pause_pure, min_samples_split, max_nodes, one_hot,
+                  excess, path, pending, stops, leaves):
+    """Extend every tree with the stored points ``ids`` (``extend_tree`` per tree).
+
+    Returns the number of trees left to Python: for those, ``stops[t]`` is the first
+    point not processed and ``leaves[t]`` a paused leaf to re-sample first (or -1).
+    """
+    n_features = store_X.shape[1]
+    n_stored = ids[ids.shape[0] - 1] + 1
+    left_over = 0
+    for t in range(addresses.shape[0]):
+        tree = tree_at(addresses, sizes, t, n_features)
+        leaves[t] = -1
+        if _needs_python(tree, sizes, t, ids.shape[0], n_stored, max_nodes, path):
+            stops[t] = 0
+            left_over += 1
+            continue
+        capacity = sizes[t, SIZE_NODES]
+        position = _extend_points(
+            tree, store_X, store_keys, store_stats,
+            float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_stats),
+            int_vector_at(addresses, t, COLUMN_SAMPLE_NEXT, sizes[t, SIZE_SAMPLE_NEXT]),
+            float_vector_at(addresses, t, COLUMN_SAMPLE_MULT, sizes[t, SIZE_SAMPLE_MULT]),
+            ids, 0, bootstrap, lifetime, True, pause_pure, min_samples_split,
+            rng_at(addresses, t), pending, max_nodes, one_hot, excess, path)
+        stops[t] = position
+        leaves[t] = pending[0]
+        if position < ids.shape[0] or pending[0] >= 0:
+            left_over += 1
+    return left_over
+
+
+@kernel
+def _largest_tree(sizes):
+    largest = 0
+    for t in range(sizes.shape[0]):
+        largest = max(largest, sizes[t, SIZE_NODES])
+    return largest
+
+
+@kernel
+def predict_proba_forest(addresses, sizes, X, n_classes, gamma, max_depth, out, nodes,
+                         reals, classes, excess):
+    """Add the probabilities of every tree that has seen a point to ``out``, each
+    tree's part summed first (as the full path does). Returns 1, or 0 if ``X`` is
+    not finite, or -1 if a tree does not fit the work arrays."""
+    if not finite_rows(X):
+        return 0
+    if _largest_tree(sizes) + 1 > nodes.shape[0]:
+        return -1
+    n_features = X.shape[1]
+    trained = 0
+    for t in range(addresses.shape[0]):
+        if tree_at(addresses, sizes, t, n_features).meta[META_N_NODES] > 0:
+            trained += 1
+    if trained == 0:
+        out[:, :] = 1.0 / n_classes
+        return 1
+    scale = 1.0 / trained
+    part = np.empty_like(out)
+    for t in range(addresses.shape[0]):
+        tree = tree_at(addresses, sizes, t, n_features)
+        if tree.meta[META_N_NODES] == 0:
+            continue
+        part[:, :] = 0.0
+        _proba_rows(tree, float_matrix_at(addresses, t, COLUMN_STATS, sizes[t, SIZE_NODES],
+                                          n_classes),
+                    X, gamma, max_depth, scale, part, nodes, reals, classes, excess)
+        out += part
+    return 1
+
+
+@kernel
+def predict_moments_forest(addresses, sizes, X, max_depth, mean, second, nodes, reals,
+                           excess):
+    """Sum over the trees that have seen a point of their predictive mean and second
+    moment (``predict_moments_tree`` per tree); returns the number of such trees, or
+    -1 if ``X`` is not finite, or -2 if a tree does not fit the work arrays."""
+    if not finite_rows(X):
+        return -1
+    if _largest_tree(sizes) + 1 > nodes.shape[0]:
+        return -2
+    n_features = X.shape[1]
+    trained = 0
+    m = np.empty(X.shape[0])
+    s = np.empty(X.shape[0])
+    for t in range(addresses.shape[0]):
+        tree = tree_at(addresses, sizes, t, n_features)
+        if tree.meta[META_N_NODES] == 0:
+            continue
+        trained += 1
+        _moments_rows(tree, float_matrix_at(addresses, t, COLUMN_STATS, sizes[t, SIZE_NODES], 3),
+                      X, max_depth, m, s, (nodes, reals[0], reals[1], reals[2], excess))
+        mean += m
+        second += s
+    return trained

@@ -1,0 +1,108 @@
+"""The per-call fast path of the online estimators, for calls of a few rows.
+
+Streams arrive a row (or a few rows) at a time, and there scikit-learn's input and
+parameter validation and a Python call per tree would cost far more than the
+compiled work. A call takes the fast path when all of these hold, which a few
+attribute reads decide:
+
+- the model has learned through the full path, and no parameter was set since
+  (``set_params`` or assignment leads back through full validation);
+- ``X`` is a C-ordered or convertible float64 ``numpy.ndarray`` of the fitted width
+  with at most ``FAST_MAX_ROWS`` rows, and the model was not fitted on named
+  columns (pandas input goes through full validation, which checks the names);
+- labels are ones the model knows (classifiers), given as a NumPy array or a list.
+
+Whatever does not qualify goes through the full path, which gives the same result
+or the same error. The values themselves (finite, range within float64) are checked
+by the compiled call before it changes anything: on refusal the call falls back to
+the full path, which raises the usual error. The result of a call does not depend
+on the path it took (tested bit for bit).
+"""
+
+import numpy as np
+
+FAST_MAX_ROWS = 512
+"""Largest call (in rows) that takes the fast path; larger ones are validated in
+full, which costs little beside their compiled work."""
+
+ONES = np.ones(FAST_MAX_ROWS)
+"""Unit sample weights (read by the kernels, never written)."""
+
+
+class FastPathMixin:
+    """Fast-path eligibility of estimator calls (see the module docstring).
+
+    An estimator calls :meth:`_remember_fast_state` at the end of each fully
+    validated ``fit``/``partial_fit``; :meth:`_fast_X` then accepts the ``X`` of a
+    later call, or returns ``None`` for the full path.
+    """
+
+    def __setattr__(self, name, value):
+        # Setting a parameter (``set_params`` or plain assignment) sends the next
+        # call through full validation.
+        names = type(self).__dict__.get("_fast_param_names")
+        if names is None:
+            names = type(self)._fast_param_names = frozenset(self._get_param_names())
+        if name in names:
+            self.__dict__.pop("_fast_params", None)
+        object.__setattr__(self, name, value)
+
+    def _remember_fast_state(self):
+        """Record that the parameters were just validated; the fast path requires it."""
+        self._fast_params = True
+        classes = self.__dict__.get("classes_")
+        if classes is not None:
+            self._fast_class_index = {c: k for k, c in enumerate(classes.tolist())}
+
+    def _fast_X(self, X):
+        """``X`` as a C-contiguous float64 array if this call may take the fast path,
+        else None."""
+        if type(X) is not np.ndarray or X.ndim != 2 or not 0 < X.shape[0] <= FAST_MAX_ROWS:
+            return None
+        state = self.__dict__
+        if ("_fast_params" not in state or "feature_names_in_" in state
+                or X.shape[1] != state["n_features_in_"]):
+            return None
+        if X.dtype != np.float64 or not X.flags.c_contiguous:
+            if X.dtype.kind not in "fiu":
+                return None
+            X = np.ascontiguousarray(X, dtype=np.float64)
+        return X
+
+    def _fast_keys(self, y, n_rows):
+        """Class keys (indices into ``classes_``) of labels all known, else None."""
+        if type(y) is np.ndarray:
+            if y.shape != (n_rows,):
+                return None
+            if n_rows == 1:
+                key = self._fast_class_index.get(y[0])
+                return None if key is None else np.full(1, key, dtype=np.int64)
+            labels = y.tolist()
+        elif type(y) is list and len(y) == n_rows:
+            labels = y
+        else:
+            return None
+        index = self._fast_class_index
+        try:
+            keys = [index[label] for label in labels]
+        except (KeyError, TypeError):  # a new or unhashable label: the full path
+            return None
+        return np.array(keys, dtype=np.int64)
+
+    def _fast_targets(self, y, n_rows):
+        """Regression targets as a float64 array of ``n_rows``, or None."""
+        if type(y) is np.ndarray:
+            if y.shape != (n_rows,) or y.dtype.kind not in "fiu":
+                return None
+            return np.ascontiguousarray(y, dtype=np.float64)
+        if type(y) is list and len(y) == n_rows:
+            try:
+                return np.array(y, dtype=np.float64)
+            except (TypeError, ValueError):
+                return None
+        return None
+
+    def __getstate__(self):
+        # Fast-path scratch (tables of addresses, work arrays) is never saved.
+        state = super().__getstate__()
+        return {k: v for k, v in state.items() if not k.startswith("_fast")}

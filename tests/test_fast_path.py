@@ -1,0 +1,154 @@
+"""The per-call fast path (``utils.fast_path``): same model, same errors, no change on refusal."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianForestClassifier,
+                           MondrianForestRegressor)
+
+CLASSIFIERS = [AMFClassifier, MondrianForestClassifier]
+REGRESSORS = [AMFRegressor, MondrianForestRegressor]
+
+
+def _data(n=400, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, 3))
+    y_class = (X[:, 0] + 0.3 * rng.normal(size=n) > 0.5).astype(int)
+    y_value = 5.0 + 3.0 * X[:, 1] + 0.1 * rng.normal(size=n)
+    return X, y_class, y_value
+
+
+def _targets(cls):
+    X, y_class, y_value = _data()
+    return X, (y_class if cls in CLASSIFIERS else y_value)
+
+
+def _predict(model, X):
+    return model.predict_proba(X) if hasattr(model, "predict_proba") else model.predict(X)
+
+
+def _state(model):
+    """Everything learned: node arrays and statistics of every tree, counters."""
+    parts = [model.n_samples_seen_]
+    for tree in model.trees_:
+        parts += [a[: tree.n_nodes].copy() for a in tree.arrays[:-1]] + [tree.arrays.meta.copy()]
+        parts += [v[: tree.n_nodes].copy() for v in tree.node_stats.values()]
+        parts.append(tree.rng_state.copy())
+    return parts
+
+
+def _same(a, b):
+    return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
+@pytest.mark.parametrize("params", [{}, {"bootstrap": True}, {"max_nodes": 40}])
+def test_one_row_calls_equal_the_validated_path_bit_for_bit(cls, params):
+    X, y = _targets(cls)
+    fast = cls(n_estimators=4, random_state=3, **params)
+    full = cls(n_estimators=4, random_state=3, **params)
+    for i in range(300):
+        fast.partial_fit(X[i:i + 1], y[i:i + 1])
+        # a sample weight sends the call through scikit-learn's validation
+        full.partial_fit(X[i:i + 1], y[i:i + 1], sample_weight=np.ones(1))
+    assert "_fast_tree_table" in fast.__dict__  # the fast path was taken
+    assert _same(_state(fast), _state(full))
+    one_by_one = np.vstack([np.atleast_2d(_predict(fast, X[i:i + 1])) for i in range(300, 400)])
+    assert np.array_equal(one_by_one.reshape(_predict(full, X[300:400]).shape),
+                          _predict(full, X[300:400]))
+    assert np.array_equal(_predict(fast, X[300:350]), _predict(full, X[300:350]))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
+def test_small_batches_equal_one_batch(cls):
+    X, y = _targets(cls)
+    batched = cls(n_estimators=3, random_state=1).partial_fit(X[:20], y[:20])
+    batched.partial_fit(X[20:300], y[20:300], sample_weight=np.ones(280))
+    small = cls(n_estimators=3, random_state=1).partial_fit(X[:20], y[:20])
+    for start in range(20, 300, 7):
+        small.partial_fit(X[start:min(start + 7, 300)], y[start:min(start + 7, 300)])
+    assert np.array_equal(_predict(small, X[300:]), _predict(batched, X[300:]))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
+@pytest.mark.parametrize("bad", ["nan", "inf", "width", "dtype", "overflow"])
+def test_bad_rows_are_refused_before_any_state_change(cls, bad):
+    X, y = _targets(cls)
+    model = cls(n_estimators=3, random_state=0).partial_fit(X[:50], y[:50])
+    for i in range(50, 60):
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+    row = X[60:61].copy()
+    if bad == "nan":
+        row[0, 1] = np.nan
+    elif bad == "inf":
+        row[0, 0] = np.inf
+    elif bad == "width":
+        row = X[60:61, :2].copy()
+    elif bad == "dtype":
+        row = np.array([["a", "b", "c"]], dtype=object)
+    else:
+        row[0, 2] = 1.5e308
+        model.partial_fit(np.array([[0.5, 0.5, -1.5e308]]), y[:1])
+    before = _state(model)
+    with pytest.raises(ValueError):
+        model.partial_fit(row, y[60:61])
+    assert _same(_state(model), before)
+    if bad in ("nan", "inf", "width", "dtype"):
+        with pytest.raises(ValueError):
+            _predict(model, row)
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS)
+def test_unknown_and_declared_labels(cls):
+    X, y = _targets(cls)
+    model = cls(n_estimators=3, random_state=0).partial_fit(X[:50], y[:50])
+    model.partial_fit(X[50:51], np.array([7]))  # a new class joins through the full path
+    assert list(model.classes_) == [0, 1, 7]
+    model.partial_fit(X[51:52], [1])  # labels as a list
+    declared = cls(n_estimators=3, random_state=0).partial_fit(X[:50], y[:50], classes=[0, 1])
+    before = _state(declared)
+    with pytest.raises(ValueError, match="not in `classes`"):
+        declared.partial_fit(X[50:51], np.array([9]))
+    assert _same(_state(declared), before)
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
+def test_set_params_between_calls_is_validated(cls):
+    X, y = _targets(cls)
+    model = cls(n_estimators=3, random_state=0).partial_fit(X[:50], y[:50])
+    model.partial_fit(X[50:51], y[50:51])
+    model.set_params(n_estimators=-1)
+    with pytest.raises(ValueError, match="n_estimators"):
+        model.partial_fit(X[51:52], y[51:52])
+    model.set_params(n_estimators=3)
+    model.partial_fit(X[51:52], y[51:52])
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
+def test_scratch_state_is_not_pickled_and_copies_learn_on_their_own(cls):
+    X, y = _targets(cls)
+    model = cls(n_estimators=3, random_state=0).partial_fit(X[:50], y[:50])
+    for i in range(50, 60):
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+    state = model.__getstate__()
+    assert not any(k.startswith("_fast") for k in state)
+    copy = pickle.loads(pickle.dumps(model))
+    reference = _predict(model, X[100:150])
+    for i in range(60, 80):
+        copy.partial_fit(X[i:i + 1], y[i:i + 1])
+    assert np.array_equal(_predict(model, X[100:150]), reference)  # the original is untouched
+    for i in range(60, 80):
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+    assert np.array_equal(_predict(model, X[100:150]), _predict(copy, X[100:150]))
+
+
+def test_pandas_input_takes_the_validated_path():
+    pd = pytest.importorskip("pandas")
+    X, y, _ = _data()
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    model = AMFClassifier(n_estimators=3, random_state=0).partial_fit(frame[:50], y[:50])
+    model.partial_fit(frame[50:51], y[50:51])
+    with pytest.warns(UserWarning, match="feature names"):
+        model.predict_proba(X[:1])
