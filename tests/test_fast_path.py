@@ -53,7 +53,7 @@ def test_one_row_calls_equal_the_validated_path_bit_for_bit(cls, params):
         fast.partial_fit(X[i:i + 1], y[i:i + 1])
         # a sample weight sends the call through scikit-learn's validation
         full.partial_fit(X[i:i + 1], y[i:i + 1], sample_weight=np.ones(1))
-    assert "_fast_tree_table" in fast.__dict__  # the fast path was taken
+    assert fast._fast_scratch.table is not None  # the fast path was taken
     assert _same(_state(fast), _state(full))
     one_by_one = np.vstack([np.atleast_2d(_predict(fast, X[i:i + 1])) for i in range(300, 400)])
     assert np.array_equal(one_by_one.reshape(_predict(full, X[300:400]).shape),

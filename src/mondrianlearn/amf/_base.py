@@ -86,22 +86,13 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         return tree
 
     # ----------------------------------------------------------------- fast path
-    def _fast_table(self):
-        """The trees' :class:`~mondrianlearn.engine.tree_table.TreeTable`, or None."""
-        from ..engine.tree_table import TreeTable
-
-        table = self.__dict__.get("_fast_tree_table")
-        if table is None:
-            table = self._fast_tree_table = TreeTable(self._fast_stats)
-        return table if table.refresh(self.trees_) else None
-
     def _fast_learn_work(self, n_features):
         """Work arrays of the learning kernels (grown by ``_finish_fast_learning``)."""
-        work = self.__dict__.get("_fast_learn_arrays")
+        work = self._fast_scratch.work.get("learn")
         if work is None or work[0].shape[0] != n_features:
             n_trees = len(self.trees_)
             capacity = max(t.capacity for t in self.trees_)
-            work = self._fast_learn_arrays = (
+            work = self._fast_scratch.work["learn"] = (
                 np.empty(n_features), np.empty(capacity, dtype=np.int64),
                 np.empty(0, dtype=np.int64), np.empty(n_trees, dtype=np.int64),
                 np.empty(n_trees, dtype=np.int64))
@@ -127,7 +118,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
                 if position < n_rows or 2 * (tree.n_nodes - n_before[t]) >= tree.n_nodes:
                     self._learn_tree(tree, n_rows, run_kernel, position, int(n_before[t]))
             if work[1].shape[0] < max(t.capacity for t in self.trees_):
-                self.__dict__.pop("_fast_learn_arrays")
+                self._fast_scratch.work.pop("learn")
         self.n_samples_seen_ += n_rows
         return True
 
@@ -142,15 +133,15 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         out = np.zeros((X.shape[0], n_outputs) if n_outputs else X.shape[0])
         key = (X.shape[1], n_outputs)
         for _ in range(2):
-            cached = self.__dict__.get("_fast_predict_arrays")
+            cached = self._fast_scratch.work.get("predict")
             if cached is None or cached[0] != key:
                 capacity = max(t.capacity for t in self.trees_)
-                cached = self._fast_predict_arrays = (
+                cached = self._fast_scratch.work["predict"] = (
                     key, prediction_work(capacity, X.shape[1], max(n_outputs, 1)))
             status = predict_forest(table.addresses, table.sizes, out, cached[1])
             if status >= 0:
                 return out if status == 1 else None
-            self.__dict__.pop("_fast_predict_arrays")  # a tree outgrew the work arrays
+            self._fast_scratch.work.pop("predict")  # a tree outgrew the work arrays
         return None
 
     def _trim(self):

@@ -46,6 +46,8 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         "random_state": ["random_state"],
     }
 
+    _fast_stats = ("stats",)  # per-node arrays in the fast path's tree table
+
     # Set by subclasses: pause blocks of one label (classification), and whether
     # each point's statistics row is one-hot at its label key (class counts).
     _pause_pure = False
@@ -122,15 +124,6 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
                 tree.sample_mult = tree.sample_mult[:0] if not bootstrap else np.zeros(1)
 
     # ----------------------------------------------------------------- fast path
-    def _fast_table(self):
-        """The trees' :class:`~mondrianlearn.engine.tree_table.TreeTable`, or None."""
-        from ..engine.tree_table import TreeTable
-
-        table = self.__dict__.get("_fast_tree_table")
-        if table is None:
-            table = self._fast_tree_table = TreeTable(("stats",))
-        return table if table.refresh(self.trees_) else None
-
     def _learn_fast(self, X, keys, targets):
         """Store the rows and extend every tree in compiled calls (see
         ``utils.fast_path``); trees that need room or a paused leaf re-sampled are
@@ -152,11 +145,11 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         ids = np.arange(store.n, store.n + m, dtype=np.int64)
         store.n += m
         self.n_samples_seen_ += m
-        work = self.__dict__.get("_fast_extend_arrays")
+        work = self._fast_scratch.work.get("extend")
         n_trees = len(self.trees_)
         if work is None or work[0].shape[0] != X.shape[1] or work[3].shape[0] != n_trees:
             capacity = max(t.capacity for t in self.trees_)
-            work = self._fast_extend_arrays = (
+            work = self._fast_scratch.work["extend"] = (
                 np.empty(X.shape[1]), np.empty(capacity, dtype=np.int64),
                 np.full(1, -1, dtype=np.int64), np.empty(n_trees, dtype=np.int64),
                 np.empty(n_trees, dtype=np.int64))
@@ -170,7 +163,7 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
                 if stops[t] < m or leaves[t] >= 0:
                     self._finish_tree(tree, store, ids, int(stops[t]), int(leaves[t]))
             if work[1].shape[0] < max(t.capacity for t in self.trees_):
-                self.__dict__.pop("_fast_extend_arrays")
+                self._fast_scratch.work.pop("extend")
         if left_over or max_nodes < _BIG_DEPTH:
             self._release_store_if_full()
         return True
@@ -197,10 +190,10 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
     def _predict_work(self, n_features, n_outputs):
         """Work arrays of the prediction kernels, sized for the largest tree."""
         key = (n_features, n_outputs, max(t.capacity for t in self.trees_) + 1)
-        cached = self.__dict__.get("_fast_predict_arrays")
+        cached = self._fast_scratch.work.get("predict")
         if cached is None or cached[0][:2] != key[:2] or cached[0][2] < key[2]:
             n = key[2]
-            cached = self._fast_predict_arrays = (
+            cached = self._fast_scratch.work["predict"] = (
                 key, (np.empty(n, dtype=np.int64), np.empty((3, n)),
                       np.empty((3, max(n_outputs, 1))), np.empty(n_features)))
         return cached[1]

@@ -29,6 +29,17 @@ ONES = np.ones(FAST_MAX_ROWS)
 """Unit sample weights (read by the kernels, never written)."""
 
 
+class FastScratch:
+    """Scratch state of the fast path, one object per estimator (so that filling it
+    during ``predict`` leaves the estimator's attributes as they were): the
+    :class:`~mondrianlearn.engine.tree_table.TreeTable` and the work arrays of the
+    kernels, by name."""
+
+    def __init__(self):
+        self.table = None
+        self.work = {}
+
+
 class FastPathMixin:
     """Fast-path eligibility of estimator calls (see the module docstring).
 
@@ -50,9 +61,21 @@ class FastPathMixin:
     def _remember_fast_state(self):
         """Record that the parameters were just validated; the fast path requires it."""
         self._fast_params = True
+        if "_fast_scratch" not in self.__dict__:
+            self._fast_scratch = FastScratch()
         classes = self.__dict__.get("classes_")
         if classes is not None:
             self._fast_class_index = {c: k for k, c in enumerate(classes.tolist())}
+
+    def _fast_table(self):
+        """The trees' :class:`~mondrianlearn.engine.tree_table.TreeTable` (columns of
+        per-node arrays: the class attribute ``_fast_stats``), or None."""
+        from ..engine.tree_table import TreeTable
+
+        scratch = self._fast_scratch
+        if scratch.table is None:
+            scratch.table = TreeTable(self._fast_stats)
+        return scratch.table if scratch.table.refresh(self.trees_) else None
 
     def _fast_X(self, X):
         """``X`` as a C-contiguous float64 array if this call may take the fast path,
