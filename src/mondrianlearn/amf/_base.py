@@ -86,62 +86,62 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         return tree
 
     # ----------------------------------------------------------------- fast path
-    def _fast_learn_work(self, n_features):
-        """Work arrays of the learning kernels (grown by ``_finish_fast_learning``)."""
-        work = self._fast_scratch.work.get("learn")
-        if work is None or work[0].shape[0] != n_features:
+    def _learn_fast(self, learn_forest, X, data):
+        """Learn the rows in one compiled call over all trees:
+        ``learn_forest(addresses, sizes, X, *data, feature_range, *_fast_args,
+        *work)``. The trees it leaves (room to grow, renumbering) are finished by the
+        full path's per-tree loop (``_tree_learner(X, *data)``). Returns False, with
+        nothing changed, when the rows are refused."""
+        table = self._fast_table()
+        if table is None:
+            return False
+        scratch = self._fast_scratch
+        work = scratch.work.get("learn")
+        if work is None or work[0].shape[0] != X.shape[1] or work[3].shape[0] != len(self.trees_):
             n_trees = len(self.trees_)
-            capacity = max(t.capacity for t in self.trees_)
-            work = self._fast_scratch.work["learn"] = (
-                np.empty(n_features), np.empty(capacity, dtype=np.int64),
+            work = scratch.work["learn"] = (
+                np.empty(X.shape[1]), np.empty(max(t.capacity for t in self.trees_), dtype=np.int64),
                 np.empty(0, dtype=np.int64), np.empty(n_trees, dtype=np.int64),
                 np.empty(n_trees, dtype=np.int64))
-        return work
-
-    def _learn_fast(self, X, learn_forest, run_kernel):
-        """One compiled call of ``learn_forest(addresses, sizes, feature_range,
-        work...)`` over all trees; the trees it leaves (room to grow, renumbering)
-        are finished by the full path's per-tree loop with ``run_kernel``. Returns
-        False (nothing changed) when the rows are refused."""
-        table = self._fast_table()
-        if table is None or len(self.trees_) != len(table.sizes):
-            return False
-        work = self._fast_learn_work(X.shape[1])
-        left_over = learn_forest(table.addresses, table.sizes, self._feature_range, work)
+        left_over = learn_forest(table.addresses, table.sizes, X, *data, self._feature_range,
+                                 *self._fast_args, *work)
         if left_over < 0:
             return False
         n_rows = X.shape[0]
         if left_over:
+            run_kernel = self._tree_learner(X, *data)
             n_before, stops = work[3], work[4]
             for t, tree in enumerate(self.trees_):
                 position = int(stops[t])
                 if position < n_rows or 2 * (tree.n_nodes - n_before[t]) >= tree.n_nodes:
                     self._learn_tree(tree, n_rows, run_kernel, position, int(n_before[t]))
             if work[1].shape[0] < max(t.capacity for t in self.trees_):
-                self._fast_scratch.work.pop("learn")
+                del scratch.work["learn"]
         self.n_samples_seen_ += n_rows
         return True
 
-    def _predict_fast(self, X, predict_forest, n_outputs):
-        """``predict_forest(addresses, sizes, out, work)`` over all trees in one
-        compiled call, or None (non-finite rows, or no table: the full path)."""
+    def _predict_fast(self, predict_forest, X, n_outputs):
+        """``predict_forest(addresses, sizes, X, *_fast_predict_args, out, *work)`` over
+        all trees in one compiled call; None when the rows are refused (the full
+        path then raises the usual error)."""
         from ._forest_kernels import prediction_work
 
         table = self._fast_table()
         if table is None:
             return None
         out = np.zeros((X.shape[0], n_outputs) if n_outputs else X.shape[0])
-        key = (X.shape[1], n_outputs)
+        work = self._fast_scratch.work
         for _ in range(2):
-            cached = self._fast_scratch.work.get("predict")
-            if cached is None or cached[0] != key:
+            cached = work.get("predict")
+            if cached is None or cached[0] != X.shape[1]:
                 capacity = max(t.capacity for t in self.trees_)
-                cached = self._fast_scratch.work["predict"] = (
-                    key, prediction_work(capacity, X.shape[1], max(n_outputs, 1)))
-            status = predict_forest(table.addresses, table.sizes, out, cached[1])
+                cached = work["predict"] = (
+                    X.shape[1], prediction_work(capacity, X.shape[1], max(n_outputs, 1)))
+            status = predict_forest(table.addresses, table.sizes, X, *self._fast_predict_args,
+                                    out, *cached[1])
             if status >= 0:
                 return out if status == 1 else None
-            self._fast_scratch.work.pop("predict")  # a tree outgrew the work arrays
+            del work["predict"]  # a tree outgrew the work arrays
         return None
 
     def _trim(self):

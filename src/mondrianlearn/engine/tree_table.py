@@ -20,7 +20,7 @@ import numpy as np
 from numba import carray
 
 from ._jit import address_to_pointer, kernel
-from .tree import META_SIZE, TreeArrays
+from .tree import LAST_STAMP, META_SIZE, TreeArrays
 
 N_TREE_FIELDS = len(TreeArrays._fields)
 """Columns 0 to 12: the node arrays, in the order of ``TreeArrays``."""
@@ -56,10 +56,20 @@ class TreeTable:
         self.widths = np.zeros(0, dtype=np.int64)
         self._stamps = []
         self._keep = []
+        self._last_stamp = -1
+        self._trees = None
 
     def refresh(self, trees):
         """Bring the table up to date with ``trees``; return False when the trees
-        cannot share one table (their arrays differ in width or layout)."""
+        cannot share one table (their arrays differ in width or layout).
+
+        ``trees`` is the estimator's list of trees: a list that changes is replaced,
+        never edited in place (as every estimator here does).
+        """
+        if LAST_STAMP[0] == self._last_stamp and trees is self._trees:
+            return True  # no tree anywhere has replaced an array since the last refresh
+        self._last_stamp = LAST_STAMP[0]
+        self._trees = trees
         stamps = [tree.stamp for tree in trees]
         if stamps == self._stamps:
             return True
@@ -72,8 +82,7 @@ class TreeTable:
         for t, tree in enumerate(trees):
             if stamps[t] != self._stamps[t]:
                 if not self._fill(t, tree):
-                    self._stamps = []
-                    return False
+                    return self._forget()
                 self._stamps[t] = stamps[t]
         self.widths = _column_widths(trees[0], self.stats_names) if n else self.widths
         return all(np.array_equal(_column_widths(tree, self.stats_names), self.widths)
@@ -81,6 +90,7 @@ class TreeTable:
 
     def _forget(self):
         self._stamps = []
+        self._trees = None
         return False
 
     def _fill(self, t, tree):

@@ -66,16 +66,18 @@ class FastPathMixin:
         classes = self.__dict__.get("classes_")
         if classes is not None:
             self._fast_class_index = {c: k for k, c in enumerate(classes.tolist())}
+            # one-row key arrays, shared between calls (kernels only read keys)
+            self._fast_one_key = [np.full(1, k, dtype=np.int64) for k in range(len(classes))]
 
     def _fast_table(self):
         """The trees' :class:`~mondrianlearn.engine.tree_table.TreeTable` (columns of
         per-node arrays: the class attribute ``_fast_stats``), or None."""
-        from ..engine.tree_table import TreeTable
+        table = self._fast_scratch.table
+        if table is None:
+            from ..engine.tree_table import TreeTable
 
-        scratch = self._fast_scratch
-        if scratch.table is None:
-            scratch.table = TreeTable(self._fast_stats)
-        return scratch.table if scratch.table.refresh(self.trees_) else None
+            table = self._fast_scratch.table = TreeTable(self._fast_stats)
+        return table if table.refresh(self.trees_) else None
 
     def _fast_X(self, X):
         """``X`` as a C-contiguous float64 array if this call may take the fast path,
@@ -99,7 +101,7 @@ class FastPathMixin:
                 return None
             if n_rows == 1:
                 key = self._fast_class_index.get(y[0])
-                return None if key is None else np.full(1, key, dtype=np.int64)
+                return None if key is None else self._fast_one_key[key]
             labels = y.tolist()
         elif type(y) is list and len(y) == n_rows:
             labels = y
