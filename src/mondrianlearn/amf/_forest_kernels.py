@@ -27,11 +27,17 @@ STATS_REGRESSOR = ("total", "mean", "log_weight", "log_weight_tree")
 
 
 @kernel
-def _needs_python(tree, capacity, max_nodes, path):
-    """Whether the full path's loop would grow this tree before learning, or the
-    shared work space is too small for it."""
-    n_nodes = tree.meta[META_N_NODES]
-    return (n_nodes + 3 > capacity and capacity < max_nodes) or path.shape[0] < capacity
+def _start_tree(addresses, sizes, t, n_features, max_nodes, path, n_before, stops):
+    """Tree ``t`` and whether its loop may run here: not if the full path would grow
+    it first, or if the shared work space is too small for it (``stops[t] = 0``:
+    left to Python). Records its node count in ``n_before[t]``."""
+    tree = tree_at(addresses, sizes, t, n_features)
+    capacity = sizes[t, SIZE_NODES]
+    n_before[t] = tree.meta[META_N_NODES]
+    if (n_before[t] + 3 > capacity and capacity < max_nodes) or path.shape[0] < capacity:
+        stops[t] = 0
+        return tree, False
+    return tree, True
 
 
 @kernel
@@ -58,13 +64,12 @@ def learn_classifier_forest(addresses, sizes, X, keys, weights, feature_range, s
     n_features = X.shape[1]
     left_over = 0
     for t in range(addresses.shape[0]):
-        tree = tree_at(addresses, sizes, t, n_features)
-        capacity = sizes[t, SIZE_NODES]
-        n_before[t] = tree.meta[META_N_NODES]
-        if _needs_python(tree, capacity, max_nodes, path):
-            stops[t] = 0
+        tree, here = _start_tree(addresses, sizes, t, n_features, max_nodes, path, n_before,
+                                 stops)
+        if not here:
             left_over += 1
             continue
+        capacity = sizes[t, SIZE_NODES]
         position = _learn_classifier_rows(
             tree, X, keys, weights, 0,
             float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_classes),
@@ -89,13 +94,12 @@ def learn_regressor_forest(addresses, sizes, X, keys, y, weights, feature_range,
     n_features = X.shape[1]
     left_over = 0
     for t in range(addresses.shape[0]):
-        tree = tree_at(addresses, sizes, t, n_features)
-        capacity = sizes[t, SIZE_NODES]
-        n_before[t] = tree.meta[META_N_NODES]
-        if _needs_python(tree, capacity, max_nodes, path):
-            stops[t] = 0
+        tree, here = _start_tree(addresses, sizes, t, n_features, max_nodes, path, n_before,
+                                 stops)
+        if not here:
             left_over += 1
             continue
+        capacity = sizes[t, SIZE_NODES]
         position = _learn_regressor_rows(
             tree, X, keys, y, weights, 0,
             float_vector_at(addresses, t, COLUMN_STATS, capacity),

@@ -215,12 +215,10 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         call must take the full path (nothing has changed then)."""
         from ._forest_kernels import learn_classifier_forest
 
-        X = self._fast_X(X)
-        if X is None:
+        rows = self._fast_rows(X, y)
+        if rows is None:
             return False
-        keys = self._fast_keys(y, X.shape[0])
-        if keys is None:
-            return False
+        X, keys = rows
         return self._learn_fast(learn_classifier_forest, X, (keys, ONES[: X.shape[0]]))
 
     def _partial_fit_validated(self, X, y):

@@ -173,12 +173,10 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         call must take the full path (nothing has changed then)."""
         from ._forest_kernels import learn_regressor_forest
 
-        X = self._fast_X(X)
-        if X is None:
+        rows = self._fast_rows(X, y)
+        if rows is None:
             return False
-        y = self._fast_targets(y, X.shape[0])
-        if y is None:
-            return False
+        X, y = rows
         keys, z = self._target_keys(y)
         return self._learn_fast(learn_regressor_forest, X, (keys, z, ONES[: X.shape[0]]))
 

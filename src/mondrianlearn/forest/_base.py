@@ -85,25 +85,10 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         ids = self._store.append(X, keys, point_stats)
         self.n_samples_seen_ += X.shape[0]
         store = self._store
-        lifetime = float(self.lifetime)
-        mss = int(self.min_samples_split)
-        pause_pure = bool(self._pause_pure)
-        bootstrap = self._bootstrap()
-        max_nodes = self._max_nodes_value()
-        one_hot = bool(self._one_hot_stats)
+        settings = self._learning_settings()
 
         def learn_tree(tree):
-            tree.ensure_sample_capacity(store.n)
-            if tree.n_nodes == 0:
-                _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
-                                   max_nodes, one_hot)
-                # Release the spare room of batch sampling here, in the tree's own
-                # thread, rather than serially after all trees (fit's trim).
-                tree.trim()
-            else:
-                _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
-                                    max_nodes, one_hot)
-            return tree
+            return _learn_tree(tree, store, ids, settings)
 
         # The trained trees are taken from the results: with joblib's Dask backend
         # each tree is trained on a worker and comes back as a new object.
@@ -161,31 +146,22 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
             stops, leaves = work[3], work[4]
             for t, tree in enumerate(self.trees_):
                 if stops[t] < m or leaves[t] >= 0:
-                    self._finish_tree(tree, store, ids, int(stops[t]), int(leaves[t]))
+                    _learn_tree(tree, store, ids, self._fast_args, int(stops[t]), int(leaves[t]))
             if work[1].shape[0] < max(t.capacity for t in self.trees_):
                 self._fast_scratch.work.pop("extend")
         if left_over or max_nodes < _BIG_DEPTH:
             self._release_store_if_full()
         return True
 
-    def _finish_tree(self, tree, store, ids, position, leaf):
-        """The full path's learning of one tree, from point ``position`` on (after
-        re-sampling the paused ``leaf`` if it is not -1)."""
-        lifetime, pause_pure, mss, bootstrap, max_nodes, one_hot = self._fast_args
-        tree.ensure_sample_capacity(store.n)
-        if tree.n_nodes == 0:
-            _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
-                               max_nodes, one_hot)
-            tree.trim()
-        else:
-            _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
-                                max_nodes, one_hot, position, leaf)
+    def _learning_settings(self):
+        """``(lifetime, pause_pure, min_samples_split, bootstrap, max_nodes, one_hot)``
+        as the kernels take them."""
+        return (float(self.lifetime), bool(self._pause_pure), int(self.min_samples_split),
+                self._bootstrap(), self._max_nodes_value(), bool(self._one_hot_stats))
 
     def _remember_fast_state(self):
         super()._remember_fast_state()
-        self._fast_args = (float(self.lifetime), bool(self._pause_pure),
-                           int(self.min_samples_split), self._bootstrap(),
-                           self._max_nodes_value(), bool(self._one_hot_stats))
+        self._fast_args = self._learning_settings()
 
     def _predict_work(self, n_features, n_outputs):
         """Work arrays of the prediction kernels, sized for the largest tree."""
@@ -235,6 +211,24 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         per_row = 8 * max(n_columns, 1) * len(self.trees_)
         step = max(1, min(n_rows, (64 << 20) // per_row))
         return [slice(i, min(i + step, n_rows)) for i in range(0, n_rows, step)]
+
+
+def _learn_tree(tree, store, ids, settings, position=0, leaf=-1):
+    """Teach the stored points ``ids[position:]`` to one tree: sampled in batch if it
+    has no node yet, else extended online (after re-sampling the paused ``leaf``, if
+    not -1). ``settings``: ``BaseMondrianForest._learning_settings()``."""
+    lifetime, pause_pure, mss, bootstrap, max_nodes, one_hot = settings
+    tree.ensure_sample_capacity(store.n)
+    if tree.n_nodes == 0:
+        _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
+                           max_nodes, one_hot)
+        # Release the spare room of batch sampling here, in the tree's own thread,
+        # rather than serially after all trees (fit's trim).
+        tree.trim()
+    else:
+        _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
+                            max_nodes, one_hot, position, leaf)
+    return tree
 
 
 def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,

@@ -173,11 +173,8 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
     def _partial_fit_fast(self, X, y):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
         call must take the full path (nothing has changed then)."""
-        X = self._fast_X(X)
-        if X is None:
-            return False
-        keys = self._fast_keys(y, X.shape[0])
-        return keys is not None and self._learn_fast(X, keys, _NO_TARGETS)
+        rows = self._fast_rows(X, y)
+        return rows is not None and self._learn_fast(*rows, _NO_TARGETS)
 
     def _partial_fit_validated(self, X, y):
         """``partial_fit`` of a fitted model on a checked float64 array (no validation).

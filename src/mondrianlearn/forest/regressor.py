@@ -141,12 +141,10 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     def _partial_fit_fast(self, X, y):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
         call must take the full path (nothing has changed then)."""
-        X = self._fast_X(X)
-        if X is None:
+        rows = self._fast_rows(X, y)
+        if rows is None:
             return False
-        y = self._fast_targets(y, X.shape[0])
-        if y is None:
-            return False
+        X, y = rows
         z = (y - self._y_offset) / self._y_scale
         return self._learn_fast(X, np.zeros(X.shape[0], dtype=np.int64), z)
 

@@ -94,6 +94,18 @@ class FastPathMixin:
             X = np.ascontiguousarray(X, dtype=np.float64)
         return X
 
+    def _fast_rows(self, X, y):
+        """``(X, labels)`` for the fast path of ``partial_fit``, or None: class keys
+        for a classifier (a model with ``classes_``), float targets otherwise."""
+        X = self._fast_X(X)
+        if X is None:
+            return None
+        if "_fast_class_index" in self.__dict__:
+            labels = self._fast_keys(y, X.shape[0])
+        else:
+            labels = self._fast_targets(y, X.shape[0])
+        return None if labels is None else (X, labels)
+
     def _fast_keys(self, y, n_rows):
         """Class keys (indices into ``classes_``) of labels all known, else None."""
         if type(y) is np.ndarray:
