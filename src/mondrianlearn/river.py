@@ -3,17 +3,35 @@
 Each class here is a river estimator (it subclasses river's base classes) backed by the
 scikit-learn-style estimator of the same name, so that
 ``river.evaluate.progressive_val_score``, river pipelines such as
-``preprocessing.MinMaxScaler() | model`` and river metrics work unchanged.
+``preprocessing.MinMaxScaler() | model`` and river metrics work unchanged. Every
+parameter of the backing estimator is a parameter of the adapter, with river's
+``seed`` in place of ``random_state``.
 
 Features are keyed by name. The feature order is the order in which names are first
-seen. A feature first seen after learning has started joins the model as if every
-earlier point had carried its first value (every box gets that value in the new
-dimension), the convention of river's own AMF, whose boxes start a feature's range at
-the first value they see. A feature missing from a later row takes that same first
-value. At prediction, features the model has never learned from are ignored.
+seen; names first seen in the same row (or the same ``learn_many`` batch) are put in
+a canonical order (strings sorted, then numbers, then other names by type and
+``repr``), so that the model does not depend on the order of a dict's keys: the same
+rows with their keys shuffled give the same model and the same predictions. A feature
+first seen after learning has started joins the model as if every earlier point had
+carried its first value (every box gets that value in the new dimension), the
+convention of river's own AMF, whose boxes start a feature's range at the first value
+they see. A feature missing from a later row takes that same first value. At
+prediction, features the model has never learned from are ignored. Values must be
+finite numbers: a row with NaN or infinity is refused with a ``ValueError`` before
+anything changes.
 
-Learning one row at a time costs one call to the compiled kernels per tree; with
-mini-batches (``learn_many``) the per-row cost is far lower.
+``learn_many`` gives the same model as ``learn_one`` over the rows in order: a batch
+is cut where ``learn_one`` would change the model's shape between rows (the very first
+row, and a row with a label never seen before), and is fed to the backing estimator
+piece by piece (row by row for :class:`MondrianKernelClassifier`, whose mini-batch
+step shuffles the rows of a batch).
+
+A dict row whose keys come in an order seen recently (the usual case in a stream;
+the last 64 orders are remembered) and hold no feature new to a learning model is
+turned into a float64 row by one ``numpy.fromiter`` over its values and one compiled
+call, which places the values in the model's columns, fills missing features,
+refuses NaN and infinity and checks the range of the features: no Python loop over
+the features or the trees. Other rows take a slower path with the same results.
 """
 
 import numpy as np
@@ -23,87 +41,355 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("mondrianlearn.river needs river: pip install 'mondrian-learn[river]'") from exc
 
+from .engine._jit import kernel
+
 __all__ = ["MondrianForestClassifier", "MondrianForestRegressor", "AMFClassifier",
            "AMFRegressor", "MondrianKernelRegressor", "MondrianKernelClassifier"]
+
+_NOT_FINITE = "Input contains NaN or infinity."
+_OVERFLOW = ("The features span a range whose total width overflows float64 (values "
+             "near +-1.8e308); rescale them, e.g. with preprocessing.MinMaxScaler().")
+_NO_RANGE = np.empty((2, 0))
+_MAX_PLANS = 64  # key orders remembered (dropped all at once when full)
+
+
+# ------------------------------------------------------------------ compiled helpers
+@kernel
+def _assemble_row(values, columns, anchors, out, feature_range):
+    """Fill ``out`` (shape (1, n)) with ``anchors``, then put ``values[i]`` in column
+    ``columns[i]``. Returns 1 if a value is not finite. If ``feature_range`` (rows:
+    low, high) has ``n`` columns, also returns 2 if the row widens the range of the
+    features to a total width that overflows, and otherwise widens it in place.
+    Returns 0 on success; on refusal nothing but ``out`` is written."""
+    n = anchors.shape[0]
+    for j in range(n):
+        out[0, j] = anchors[j]
+    for i in range(values.shape[0]):
+        v = values[i]
+        if not np.isfinite(v):
+            return 1
+        out[0, columns[i]] = v
+    if feature_range.shape[1] != n:
+        return 0
+    total = 0.0
+    for j in range(n):
+        v = out[0, j]
+        total += max(feature_range[1, j], v) - min(feature_range[0, j], v)
+    if not np.isfinite(total):
+        return 2
+    for j in range(n):
+        v = out[0, j]
+        if v < feature_range[0, j]:
+            feature_range[0, j] = v
+        if v > feature_range[1, j]:
+            feature_range[1, j] = v
+    return 0
+
+
+@kernel
+def _widen_range(X, feature_range, write):
+    """Whether the total width of the range of ``X`` with ``feature_range`` (its
+    first columns; later columns of ``X`` start from their own first value) is
+    finite; if so and ``write``, widen ``feature_range`` in place."""
+    known = feature_range.shape[1]
+    total = 0.0
+    for j in range(X.shape[1]):
+        if j < known:
+            low, high = feature_range[0, j], feature_range[1, j]
+        else:
+            low = high = X[0, j]
+        for i in range(X.shape[0]):
+            low = min(low, X[i, j])
+            high = max(high, X[i, j])
+        total += high - low
+    if not np.isfinite(total):
+        return False
+    if write:
+        for j in range(known):
+            for i in range(X.shape[0]):
+                feature_range[0, j] = min(feature_range[0, j], X[i, j])
+                feature_range[1, j] = max(feature_range[1, j], X[i, j])
+    return True
+
+
+# --------------------------------------------------------------------- plumbing
+def _name_key(name):
+    """Sort key of the canonical order of feature names (a total order on any mix
+    of types; deterministic for strings, numbers and tuples of them)."""
+    if type(name) is str:
+        return (0, "", name)
+    if isinstance(name, (int, float)) and not isinstance(name, bool) and name == name:
+        return (1, "", name)
+    kind = type(name)
+    return (2, f"{kind.__module__}.{kind.__qualname__}", repr(name))
+
+
+def _canonical(names):
+    return sorted(names, key=_name_key)
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
 
 
 class _Backed:
     """Shared plumbing: dict rows to arrays, lazily built scikit-learn-style model."""
 
     _backing = None  # "module:Class"
-    _params = ()  # constructor parameters passed through
+    _rowwise_batches = False  # True: the estimator's batch step differs from its rows'
+    _small = {}  # parameters of the small models used by river's unit tests
 
+    @classmethod
+    def _unit_test_params(cls):
+        yield dict(cls._small)
+
+    # ----------------------------------------------------------------- state
     def _init_state(self):
         self._model = None
-        self._features = []
-        self._index = {}
-        self._anchors = []
+        self._features = []  # names, in column order
+        self._index = {}  # name -> column
+        self._anchors = []  # first value of each feature
+        self._reset_fast()
+
+    def _reset_fast(self):
+        """Caches derived from the state above (never pickled)."""
+        self._fast_plans = {}
+        self._fast_keys = None
+        self._fast_plan = None
+        self._fast_anchors = np.array(self._anchors, dtype=np.float64)
+        self._fast_range = None
+        self._fast_classes = None
+        self._fast_labels = None
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_fast")}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._reset_fast()
 
     def _new_model(self):
         import importlib
 
         module, name = self._backing.split(":")
         cls = getattr(importlib.import_module(module), name)
-        kwargs = {p: getattr(self, p) for p in self._params}
-        kwargs["random_state"] = self.seed
+        kwargs = self._get_params()
+        kwargs["random_state"] = kwargs.pop("seed")
         return cls(**kwargs)
 
     def _learned(self):
         return self._model is not None and hasattr(self._model, "n_features_in_")
 
-    def _register(self, rows):
-        """Record new feature names (in order), widening a fitted model."""
-        new_names, new_values = [], []
-        for x in rows:
-            for name, value in x.items():
-                if name not in self._index:
-                    self._index[name] = len(self._features)
-                    self._features.append(name)
-                    self._anchors.append(float(value))
-                    new_names.append(name)
-                    new_values.append(float(value))
-        if new_names and self._learned():
-            self._model._add_features(np.array(new_values))
+    # ----------------------------------------------------------- one dict row
+    def _plan(self, keys):
+        """How to read a row with these keys, in this order: the column of each key
+        the model knows, and (when some keys are unknown) the known keys."""
+        index = self._index
+        known = [k for k in keys if k in index]
+        columns = np.array([index[k] for k in known], dtype=np.int64)
+        plan = (columns, None if len(known) == len(keys) else tuple(known))
+        if len(self._fast_plans) >= _MAX_PLANS:
+            self._fast_plans.clear()
+        self._fast_plans[keys] = plan
+        return plan
 
-    def _matrix(self, rows, learning):
+    def _feature_range(self, n):
+        """The model's running range of the features if the compiled row check can
+        widen it in place, else None."""
+        fr = self._model.__dict__.get("_feature_range")
+        if fr is self._fast_range and fr is not None:
+            return fr
+        if (type(fr) is not np.ndarray or fr.shape != (2, n) or fr.dtype != np.float64
+                or not fr.flags.c_contiguous):
+            return None
+        if not fr.flags.writeable:
+            fr = self._model._feature_range = fr.copy()
+        self._fast_range = fr
+        return fr
+
+    def _row(self, x, learning):
+        """``x`` as a float64 array of shape (1, n_features) in the model's columns, or
+        None when the general path must handle it (learning: a feature first seen
+        now, a model that has not learned yet). Raises ValueError (NaN, infinity,
+        a range that overflows) before anything changes."""
+        keys = tuple(x)
+        if keys == self._fast_keys:
+            columns, known = self._fast_plan
+        else:
+            plan = self._fast_plans.get(keys)
+            if plan is None:
+                plan = self._plan(keys)
+            self._fast_keys, self._fast_plan = keys, plan
+            columns, known = plan
+        if known is None:
+            values = np.fromiter(x.values(), np.float64, len(keys))
+        elif learning:
+            return None
+        else:  # unknown features are ignored (their values are never read)
+            values = np.fromiter(map(x.__getitem__, known), np.float64, len(known))
+        anchors = self._fast_anchors
         if learning:
-            self._register(rows)
-        n_features = self._model.n_features_in_ if self._learned() and not learning \
-            else len(self._features)
-        out = np.empty((len(rows), n_features))
-        out[:] = np.asarray(self._anchors[:n_features])
-        for i, x in enumerate(rows):
-            for name, value in x.items():
-                j = self._index.get(name)
-                if j is not None and j < n_features:
-                    out[i, j] = value
+            feature_range = self._feature_range(anchors.shape[0])
+            if feature_range is None:
+                return None
+        else:
+            feature_range = _NO_RANGE
+        out = np.empty((1, anchors.shape[0]))
+        status = _assemble_row(values, columns, anchors, out, feature_range)
+        if status:
+            raise ValueError(_NOT_FINITE if status == 1 else _OVERFLOW)
         return out
 
-    def _learn_rows(self, rows, targets):
-        if self._model is None:
-            self._model = self._new_model()
-        X = self._matrix(rows, learning=True)
-        if X.shape[1] == 0:
-            return
-        if not np.isfinite(X).all():
-            raise ValueError("Input contains NaN or infinity.")
-        if self._learned() and hasattr(self._model, "_partial_fit_validated"):
-            from .utils.validation import check_extent
+    # ------------------------------------------------------- the general path
+    def _dict_rows(self, rows, learning):
+        """Rows (dicts) as a matrix in the model's columns, with the features first
+        seen in them (learning) appended in the documented order. Returns
+        ``(X, new_names, new_values)``; changes nothing."""
+        index = self._index
+        n = len(self._features)
+        new_names, new_values, pending = [], [], {}
+        if learning:
+            for x in rows:
+                fresh = [k for k in x if k not in index and k not in pending]
+                for name in _canonical(fresh):
+                    pending[name] = n + len(new_names)
+                    new_names.append(name)
+                    new_values.append(float(x[name]))
+        X = np.empty((len(rows), n + len(new_names)))
+        X[:] = np.concatenate([self._fast_anchors, np.array(new_values, dtype=np.float64)])
+        for i, x in enumerate(rows):
+            for name, value in x.items():
+                j = index.get(name)
+                if j is None:
+                    j = pending.get(name)
+                    if j is None:
+                        continue
+                X[i, j] = value
+        return X, new_names, new_values
 
-            check_extent(self._model, X, reset=False)
-            self._model._partial_fit_validated(X, targets)
-        else:
-            self._model.partial_fit(X, np.asarray(targets))
+    def _frame(self, frame, learning):
+        """A DataFrame as ``(X, new_names, new_values)``, as ``_dict_rows`` does for
+        its rows (all rows of a frame have the same features)."""
+        index = self._index
+        n = len(self._features)
+        columns = list(frame.columns)
+        new_names = []
+        if learning and len(frame):
+            new_names = _canonical([c for c in columns if c not in index])
+        where = dict(index)
+        where.update((name, n + k) for k, name in enumerate(new_names))
+        used = [k for k, c in enumerate(columns) if c in where]
+        X = np.empty((len(frame), n + len(new_names)))
+        X[:, :n] = self._fast_anchors
+        if used:
+            X[:, [where[columns[k]] for k in used]] = \
+                frame.iloc[:, used].to_numpy(dtype=np.float64)
+        return X, new_names, X[0, n:].tolist() if new_names else []
 
-    def _checked(self, rows):
-        X = self._matrix(rows, learning=False)
+    def _checked(self, X):
         if not np.isfinite(X).all():
-            raise ValueError("Input contains NaN or infinity.")
+            raise ValueError(_NOT_FINITE)
         return X
 
-    @staticmethod
-    def _frame_rows(X):
-        return X.to_dict(orient="records")
+    def _learn_matrix(self, X, new_names, new_values, targets):
+        """Learn the rows of ``X`` (new features last), in order, as ``learn_one``
+        would one by one. Everything is checked before anything changes."""
+        self._checked(X)
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            return
+        learned = self._learned()
+        n = len(self._features)
+        feature_range = self._model.__dict__.get("_feature_range") if learned else None
+        if feature_range is None or feature_range.shape != (2, n):
+            feature_range = _NO_RANGE
+        if not _widen_range(X, np.ascontiguousarray(feature_range), False):
+            raise ValueError(_OVERFLOW)
+        if self._model is None:
+            self._model = self._new_model()
+        if new_names:
+            if learned:
+                self._model._add_features(np.array(new_values, dtype=np.float64))
+            self._register(new_names, new_values)
+        try:
+            for start, stop in self._pieces(targets):
+                self._learn_piece(X[start:stop], targets[start:stop])
+        except BaseException:
+            if not self._learned():  # the first call failed: back to the empty model
+                self._model = None
+                self._unregister(n)
+            raise
+
+    def _register(self, names, values):
+        for name, value in zip(names, values):
+            self._index[name] = len(self._features)
+            self._features.append(name)
+            self._anchors.append(value)
+        self._reset_fast()
+
+    def _unregister(self, n):
+        """Forget the features after the first ``n`` (undoing a failed first call)."""
+        for name in self._features[n:]:
+            del self._index[name]
+        del self._features[n:], self._anchors[n:]
+        self._reset_fast()
+
+    def _pieces(self, targets):
+        """Consecutive ``(start, stop)`` pieces of a batch that the backing estimator
+        learns as ``learn_one`` would learn their rows one at a time."""
+        n = len(targets)
+        if self._rowwise_batches:
+            return [(i, i + 1) for i in range(n)]
+        cuts = [0]
+        if not self._learned() and n > 1:
+            cuts.append(1)  # a first call sets the model up from its rows
+        cuts.extend(self._label_cuts(targets))
+        cuts = sorted(set(cuts)) + [n]
+        return list(zip(cuts[:-1], cuts[1:]))
+
+    def _label_cuts(self, targets):
+        return ()
+
+    def _learn_piece(self, X, targets):
+        model = self._model
+        if not self._learned():
+            model.partial_fit(X, np.asarray(targets))
+            return
+        feature_range = self._feature_range(X.shape[1])
+        if feature_range is not None:
+            _widen_range(X, feature_range, True)
+        else:
+            from .utils.validation import check_extent
+
+            check_extent(model, X, reset=False)
+        self._fit_checked(X, targets)
+
+    def _fit_checked(self, X, targets):
+        """Learn checked rows (finite, range recorded) with a learned model."""
+        model = self._model
+        fast = getattr(model, "_partial_fit_validated", None)
+        if fast is not None:
+            fast(X, targets)
+        else:
+            model.partial_fit(X, np.asarray(targets))
+
+    def _learn_dict(self, x, target):
+        if self._learned():
+            X = self._row(x, learning=True)  # checks the row and records its range
+            if X is not None:
+                self._fit_checked(X, [target])
+                return
+        X, new_names, new_values = self._dict_rows([x], learning=True)
+        self._learn_matrix(X, new_names, new_values, [target])
+
+    def _learn_frame(self, frame, targets):
+        if len(frame) != len(targets):
+            raise ValueError(f"X has {len(frame)} rows but y has {len(targets)}.")
+        X, new_names, new_values = self._frame(frame, learning=True)
+        self._learn_matrix(X, new_names, new_values, targets)
+
+    def _predict_frame(self, frame):
+        X, _, _ = self._frame(frame, learning=False)
+        return self._checked(X)
 
 
 class _BackedClassifier(_Backed, river_base.MiniBatchClassifier):
@@ -112,69 +398,112 @@ class _BackedClassifier(_Backed, river_base.MiniBatchClassifier):
         return True
 
     def learn_one(self, x, y):
-        self._learn_rows([x], [y])
+        self._learn_dict(x, y)
 
     def learn_many(self, X, y):
-        self._learn_rows(self._frame_rows(X), list(y))
+        self._learn_frame(X, list(y))
 
-    def _proba_matrix(self, rows):
-        if not self._learned():
-            return None
+    def _label_cuts(self, targets):
+        """Rows whose label the model has not seen before (its classes change)."""
+        seen = set(_plain(c) for c in self._model.classes_) if self._learned() else set()
+        cuts = []
+        for i, label in enumerate(targets):
+            if label not in seen:
+                seen.add(label)
+                cuts.append(i)
+        return cuts
+
+    def _labels(self):
+        classes = self._model.classes_
+        if classes is not self._fast_classes:
+            self._fast_labels = [_plain(c) for c in classes]
+            self._fast_classes = classes
+        return self._fast_labels
+
+    def _has_proba(self):
+        return True
+
+    def _proba(self, X):
         model = self._model
-        fast = getattr(model, "_predict_proba_validated", model.predict_proba)
-        return fast(self._checked(rows))
+        fast = getattr(model, "_predict_proba_validated", None)
+        return fast(X) if fast is not None else model.predict_proba(X)
+
+    def _predicted(self, X):
+        """Predicted labels of the rows of ``X`` (a learned model), as a list."""
+        if self._has_proba():
+            labels = self._labels()
+            return [labels[k] for k in np.argmax(self._proba(X), axis=1).tolist()]
+        return [_plain(c) for c in self._model.predict(X)]
 
     def predict_proba_one(self, x):
-        proba = self._proba_matrix([x])
-        if proba is None:
+        if not self._learned():
             return {}
-        return {_plain(c): float(p) for c, p in zip(self._model.classes_, proba[0])}
+        if not self._has_proba():
+            raise NotImplementedError(
+                f"loss={self.loss!r} gives no probabilities; use predict_one.")
+        proba = self._proba(self._row(x, learning=False))
+        return dict(zip(self._labels(), proba[0].tolist()))
+
+    def predict_one(self, x):
+        if not self._learned():
+            return None
+        X = self._row(x, learning=False)
+        if self._has_proba():
+            return self._labels()[int(self._proba(X)[0].argmax())]
+        return _plain(self._model.predict(X)[0])
 
     def predict_proba_many(self, X):
         import pandas as pd
 
-        proba = self._proba_matrix(self._frame_rows(X))
-        if proba is None:
+        if not self._learned():
             return pd.DataFrame(index=X.index)
-        return pd.DataFrame(proba, index=X.index,
-                            columns=[_plain(c) for c in self._model.classes_])
+        if not self._has_proba():
+            raise NotImplementedError(
+                f"loss={self.loss!r} gives no probabilities; use predict_many.")
+        proba = self._proba(self._predict_frame(X))
+        return pd.DataFrame(proba, index=X.index, columns=self._labels())
 
     def predict_many(self, X):
         import pandas as pd
 
-        proba = self._proba_matrix(self._frame_rows(X))
-        if proba is None:
+        if not self._learned():
             return pd.Series([None] * len(X), index=X.index, dtype=object)
-        return pd.Series([_plain(c) for c in self._model.classes_[np.argmax(proba, axis=1)]],
-                         index=X.index)
+        return pd.Series(self._predicted(self._predict_frame(X)), index=X.index)
 
 
 class _BackedRegressor(_Backed, river_base.MiniBatchRegressor):
     def learn_one(self, x, y):
-        self._learn_rows([x], [float(y)])
+        self._learn_dict(x, float(y))
 
     def learn_many(self, X, y):
-        self._learn_rows(self._frame_rows(X), np.asarray(y, dtype=float))
+        self._learn_frame(X, np.asarray(y, dtype=np.float64))
+
+    def _predict(self, X):
+        model = self._model
+        fast = getattr(model, "_predict_validated", None)
+        return fast(X) if fast is not None else model.predict(X)
 
     def predict_one(self, x):
         if not self._learned():
             return 0.0
-        fast = getattr(self._model, "_predict_validated", self._model.predict)
-        return float(fast(self._checked([x]))[0])
+        return float(self._predict(self._row(x, learning=False))[0])
 
     def predict_many(self, X):
         import pandas as pd
 
         if not self._learned():
             return pd.Series(np.zeros(len(X)), index=X.index)
-        fast = getattr(self._model, "_predict_validated", self._model.predict)
-        return pd.Series(fast(self._checked(self._frame_rows(X))), index=X.index)
+        return pd.Series(self._predict(self._predict_frame(X)), index=X.index)
 
 
-def _plain(value):
-    return value.item() if isinstance(value, np.generic) else value
+def _set_params(model, params):
+    for name, value in params.items():
+        if name != "self":
+            setattr(model, name, value)
+    model._init_state()
 
 
+# ------------------------------------------------------------------- the models
 class MondrianForestClassifier(_BackedClassifier):
     """Mondrian forest classifier for river (see :class:`mondrianlearn.MondrianForestClassifier`).
 
@@ -184,9 +513,13 @@ class MondrianForestClassifier(_BackedClassifier):
     lifetime : float, default=inf
     discount : float, default=None
     min_samples_split : int, default=2
+    max_depth : int, default=None
     max_nodes : int, default=None
     bootstrap : bool, default=False
+    n_jobs : int, default=None
+        Threads over the trees (one row per call gains nothing from threads).
     seed : int, default=None
+        The estimator's ``random_state``.
 
     Examples
     --------
@@ -198,19 +531,12 @@ class MondrianForestClassifier(_BackedClassifier):
     """
 
     _backing = "mondrianlearn.forest:MondrianForestClassifier"
-    _params = ("n_estimators", "lifetime", "discount", "min_samples_split", "max_nodes",
-               "bootstrap")
+    _small = {"n_estimators": 3}
 
     def __init__(self, n_estimators=10, lifetime=float("inf"), discount=None,
-                 min_samples_split=2, max_nodes=None, bootstrap=False, seed=None):
-        self.n_estimators = n_estimators
-        self.lifetime = lifetime
-        self.discount = discount
-        self.min_samples_split = min_samples_split
-        self.max_nodes = max_nodes
-        self.bootstrap = bootstrap
-        self.seed = seed
-        self._init_state()
+                 min_samples_split=2, max_depth=None, max_nodes=None, bootstrap=False,
+                 n_jobs=None, seed=None):
+        _set_params(self, locals())
 
 
 class MondrianForestRegressor(_BackedRegressor):
@@ -221,23 +547,19 @@ class MondrianForestRegressor(_BackedRegressor):
     n_estimators : int, default=10
     lifetime : float, default=inf
     min_samples_split : int, default=2
+    max_depth : int, default=None
     max_nodes : int, default=None
     bootstrap : bool, default=False
+    n_jobs : int, default=None
     seed : int, default=None
     """
 
     _backing = "mondrianlearn.forest:MondrianForestRegressor"
-    _params = ("n_estimators", "lifetime", "min_samples_split", "max_nodes", "bootstrap")
+    _small = {"n_estimators": 3}
 
     def __init__(self, n_estimators=10, lifetime=float("inf"), min_samples_split=2,
-                 max_nodes=None, bootstrap=False, seed=None):
-        self.n_estimators = n_estimators
-        self.lifetime = lifetime
-        self.min_samples_split = min_samples_split
-        self.max_nodes = max_nodes
-        self.bootstrap = bootstrap
-        self.seed = seed
-        self._init_state()
+                 max_depth=None, max_nodes=None, bootstrap=False, n_jobs=None, seed=None):
+        _set_params(self, locals())
 
 
 class AMFClassifier(_BackedClassifier):
@@ -252,7 +574,9 @@ class AMFClassifier(_BackedClassifier):
     split_pure : bool, default=False
     temporary_extension : bool, default=True
     scoring : str, default="paper"
+    bootstrap : bool, default=False
     max_nodes : int, default=None
+    n_jobs : int, default=None
     seed : int, default=None
 
     Examples
@@ -265,22 +589,12 @@ class AMFClassifier(_BackedClassifier):
     """
 
     _backing = "mondrianlearn.amf:AMFClassifier"
-    _params = ("n_estimators", "step", "dirichlet", "use_aggregation", "split_pure",
-               "temporary_extension", "scoring", "max_nodes")
+    _small = {"n_estimators": 3}
 
     def __init__(self, n_estimators=10, step=1.0, dirichlet=None, use_aggregation=True,
                  split_pure=False, temporary_extension=True, scoring="paper",
-                 max_nodes=None, seed=None):
-        self.n_estimators = n_estimators
-        self.step = step
-        self.dirichlet = dirichlet
-        self.use_aggregation = use_aggregation
-        self.split_pure = split_pure
-        self.temporary_extension = temporary_extension
-        self.scoring = scoring
-        self.max_nodes = max_nodes
-        self.seed = seed
-        self._init_state()
+                 bootstrap=False, max_nodes=None, n_jobs=None, seed=None):
+        _set_params(self, locals())
 
 
 class AMFRegressor(_BackedRegressor):
@@ -294,26 +608,19 @@ class AMFRegressor(_BackedRegressor):
     split_pure : bool, default=False
     temporary_extension : bool, default=True
     scoring : str, default="paper"
+    bootstrap : bool, default=False
     max_nodes : int, default=None
+    n_jobs : int, default=None
     seed : int, default=None
     """
 
     _backing = "mondrianlearn.amf:AMFRegressor"
-    _params = ("n_estimators", "step", "use_aggregation", "split_pure",
-               "temporary_extension", "scoring", "max_nodes")
+    _small = {"n_estimators": 3}
 
     def __init__(self, n_estimators=10, step=1.0, use_aggregation=True, split_pure=False,
-                 temporary_extension=True, scoring="paper", max_nodes=None,
-                 seed=None):
-        self.n_estimators = n_estimators
-        self.step = step
-        self.use_aggregation = use_aggregation
-        self.split_pure = split_pure
-        self.temporary_extension = temporary_extension
-        self.scoring = scoring
-        self.max_nodes = max_nodes
-        self.seed = seed
-        self._init_state()
+                 temporary_extension=True, scoring="paper", bootstrap=False,
+                 max_nodes=None, n_jobs=None, seed=None):
+        _set_params(self, locals())
 
 
 class MondrianKernelRegressor(_BackedRegressor):
@@ -321,7 +628,13 @@ class MondrianKernelRegressor(_BackedRegressor):
 
     See :class:`mondrianlearn.MondrianKernelRegressor`: each row extends the
     partitions (new cells become new features) and updates the ridge solution by a
-    rank-1 update. The lifetime sweep needs a batch, so the lifetime is given here.
+    rank-1 update. The lifetime sweep needs a batch, so the lifetime is given here
+    (``"auto"`` on a first row of its own gives ``max_lifetime``, or 1).
+
+    The ridge factor is dense in the number of cells, which grows with the stream
+    (by up to ``n_trees`` cells a row when the rows spread beyond the lifetime's
+    scale): memory grows with the square of the number of cells. Scale the features
+    and keep ``lifetime`` and ``n_trees`` modest on long streams.
 
     Parameters
     ----------
@@ -330,39 +643,60 @@ class MondrianKernelRegressor(_BackedRegressor):
         Lifetime of the partitions, in the unit of the features (scale them, e.g.
         with ``preprocessing.MinMaxScaler() | model``).
     alpha : float, default=1e-4
+    selection : str, default="marginal_likelihood"
+    max_lifetime : float, default=None
+    max_features : int, default=2000
+    validation_fraction : float, default=0.1
+    early_stopping : bool, default=True
+        ``selection`` to ``early_stopping`` apply to the lifetime sweep only.
+    n_jobs : int, default=None
     seed : int, default=None
     """
 
     _backing = "mondrianlearn.kernel:MondrianKernelRegressor"
-    _params = ("n_trees", "lifetime", "alpha")
+    _small = {"n_trees": 2}
 
-    def __init__(self, n_trees=50, lifetime=1.0, alpha=1e-4, seed=None):
-        self.n_trees = n_trees
-        self.lifetime = lifetime
-        self.alpha = alpha
-        self.seed = seed
-        self._init_state()
+    def __init__(self, n_trees=50, lifetime=1.0, alpha=1e-4,
+                 selection="marginal_likelihood", max_lifetime=None, max_features=2000,
+                 validation_fraction=0.1, early_stopping=True, n_jobs=None, seed=None):
+        _set_params(self, locals())
 
 
 class MondrianKernelClassifier(_BackedClassifier):
-    """Linear classifier on Mondrian kernel features (SGD, logistic loss), for river.
+    """Linear classifier on Mondrian kernel features (SGD), for river.
 
-    See :class:`mondrianlearn.MondrianKernelClassifier`.
+    See :class:`mondrianlearn.MondrianKernelClassifier`. Its mini-batch step runs one
+    epoch of SGD over the batch in shuffled order, so ``learn_many`` feeds it one row
+    at a time (to learn as ``learn_one`` does). With ``loss="squared_hinge"`` there
+    are no probabilities: ``predict_proba_one`` raises ``NotImplementedError`` and
+    ``predict_one`` gives the label.
 
     Parameters
     ----------
     n_trees : int, default=50
     lifetime : float, default=1.0
+    loss : str, default="log_loss"
     alpha : float, default=1e-6
+    eta0 : float, default=0.5
+    max_iter : int, default=10
+        Epochs over the first row (the first call), as in ``partial_fit``.
+    sweep_epochs : int, default=1
+    max_lifetime : float, default=None
+    max_features : int, default=20000
+    validation_fraction : float, default=0.1
+    early_stopping : bool, default=True
+    n_jobs : int, default=None
     seed : int, default=None
     """
 
     _backing = "mondrianlearn.kernel:MondrianKernelClassifier"
-    _params = ("n_trees", "lifetime", "alpha")
+    _rowwise_batches = True
+    _small = {"n_trees": 5}
 
-    def __init__(self, n_trees=50, lifetime=1.0, alpha=1e-6, seed=None):
-        self.n_trees = n_trees
-        self.lifetime = lifetime
-        self.alpha = alpha
-        self.seed = seed
-        self._init_state()
+    def _has_proba(self):
+        return self.loss == "log_loss"
+
+    def __init__(self, n_trees=50, lifetime=1.0, loss="log_loss", alpha=1e-6, eta0=0.5,
+                 max_iter=10, sweep_epochs=1, max_lifetime=None, max_features=20000,
+                 validation_fraction=0.1, early_stopping=True, n_jobs=None, seed=None):
+        _set_params(self, locals())
