@@ -152,3 +152,17 @@ def test_pandas_input_takes_the_validated_path():
     model.partial_fit(frame[50:51], y[50:51])
     with pytest.warns(UserWarning, match="feature names"):
         model.predict_proba(X[:1])
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS)
+def test_a_new_class_resizes_the_prediction_work_space(cls):
+    X, y = _targets(cls)
+    model = cls(n_estimators=3, random_state=0).partial_fit(X[:50], y[:50])
+    model.predict_proba(X[:1])  # work arrays for two classes
+    for i, label in enumerate([2, 3, 4, 5], start=50):
+        model.partial_fit(X[i:i + 1], np.array([label]))
+    fast = np.vstack([model.predict_proba(X[i:i + 1]) for i in range(100, 120)])
+    assert fast.shape == (20, 6)
+    assert np.allclose(fast.sum(axis=1), 1.0)
+    full = model.predict_proba(X[100:120].tolist())  # a list: the validated path
+    assert np.array_equal(fast, full)

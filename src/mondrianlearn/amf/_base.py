@@ -133,10 +133,11 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         work = self._fast_scratch.work
         for _ in range(2):
             cached = work.get("predict")
-            if cached is None or cached[0] != X.shape[1]:
+            if cached is None or cached[0] != (X.shape[1], n_outputs):
                 capacity = max(t.capacity for t in self.trees_)
                 cached = work["predict"] = (
-                    X.shape[1], prediction_work(capacity, X.shape[1], max(n_outputs, 1)))
+                    (X.shape[1], n_outputs),
+                    prediction_work(capacity, X.shape[1], max(n_outputs, 1)))
             status = predict_forest(table.addresses, table.sizes, X, *self._fast_predict_args,
                                     out, *cached[1])
             if status >= 0:

@@ -165,8 +165,8 @@ def predict_proba_forest(addresses, sizes, X, n_classes, dirichlet, aggregate, e
     fit the work arrays (nothing added in both cases)."""
     if not finite_rows(X):
         return 0
-    if not _fits(addresses, sizes, done):
-        return -1
+    if not _fits(addresses, sizes, done) or row.shape[0] < n_classes:
+        return -1  # work arrays made for fewer nodes or classes
     work = _work(floats, ints, done, excess, weights)
     n_features = X.shape[1]
     for t in range(addresses.shape[0]):
