@@ -55,9 +55,21 @@ def boost_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult, samp
     """
     n_classes = point_stats.shape[1]
     nodes, reals, classes = path_buffers(tree, n_classes)
-    excess = np.empty(X.shape[1])
-    path = np.empty(tree.parent.shape[0], dtype=np.int64)
-    proba = np.empty(n_classes)
+    return boost_rows(tree, X, keys, point_stats, stats, sample_next, sample_mult,
+                      sample_ids, start, lam, weights, seen_weight, errors, gamma, lifetime,
+                      pause_pure, min_samples_split, rng, nodes, reals, classes,
+                      np.empty(X.shape[1]), np.empty(tree.parent.shape[0], dtype=np.int64),
+                      np.empty(n_classes))
+
+
+@kernel
+def boost_rows(tree, X, keys, point_stats, stats, sample_next, sample_mult, sample_ids,
+               start, lam, weights, seen_weight, errors, gamma, lifetime, pause_pure,
+               min_samples_split, rng, nodes, reals, classes, excess, path, proba):
+    """The loop of ``boost_tree`` on given work arrays: ``nodes``, ``reals``,
+    ``classes`` as from ``path_buffers`` (at least the tree's capacity + 1 nodes),
+    ``excess`` (one per feature), ``path`` (at least the capacity) and ``proba``
+    (one per class)."""
     for i in range(start, sample_ids.shape[0]):
         if not room_for_one_point(tree):
             return i

@@ -7,8 +7,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..forest._base import _reserve_nodes
 from ..forest.classifier import MondrianForestClassifier
+from ..utils.fast_path import FAST_MAX_ROWS, ONES
 from ..utils.parallel import map_trees
 from ._kernels import boost_tree
+
+_NO_TARGETS = np.empty(0)
+"""``targets`` of the fast path's store kernel for classification (none)."""
 
 
 class MondrianBoostingClassifier(MondrianForestClassifier):
@@ -24,10 +28,11 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
 
     Training is sequential over the trees (each depends on the previous ones) but
     runs in one compiled loop per tree and mini-batch; ``fit`` is one online pass
-    over the data in order. A ``sample_weight`` ``w`` scales the example's class
-    counts and its share ``w * lam`` of ``sc_t, sw_t`` (``N`` is then the total
-    weight seen); a row of weight 2 is still one example (one draw per tree), not
-    two copies.
+    over the data in order; a ``partial_fit`` or ``predict_proba`` of a few rows
+    after the first call runs all trees in one compiled call (``utils.fast_path``).
+    A ``sample_weight`` ``w`` scales the example's class counts and its share
+    ``w * lam`` of ``sc_t, sw_t`` (``N`` is then the total weight seen); a row of
+    weight 2 is still one example (one draw per tree), not two copies.
 
     Parameters
     ----------
@@ -95,12 +100,16 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
         weights = np.ascontiguousarray(point_stats.sum(axis=1))
         seen_weight = self._boost_weight_seen + np.cumsum(weights)
         self._boost_weight_seen = float(seen_weight[-1])
+        self._boost_trees(ids, np.ones(ids.shape[0]), weights, seen_weight)
+
+    def _boost_trees(self, ids, lam, weights, seen_weight, first_tree=0, position=0):
+        """Boost the trees from ``first_tree`` on with the stored points ``ids`` (the
+        first tree from point ``position`` on); ``lam`` holds the example weights."""
         store = self._store
-        lam = np.ones(ids.shape[0])
         gamma = self._gamma()
-        for t, tree in enumerate(self.trees_):
+        for t in range(first_tree, len(self.trees_)):
+            tree = self.trees_[t]
             tree.ensure_sample_capacity(store.n)
-            position = 0
             while position < ids.shape[0]:
                 _reserve_nodes(tree, ids.shape[0] - position, conservative=True)
                 position = boost_tree(
@@ -108,6 +117,78 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
                     tree.sample_next, tree.sample_mult, ids, position, lam, weights,
                     seen_weight, self._boost_errors[t], gamma, float(self.lifetime), True,
                     int(self.min_samples_split), tree.rng_state)
+            position = 0
+
+    # ----------------------------------------------------------------- fast path
+    def _partial_fit_fast(self, X, y):
+        """The fast path of ``partial_fit`` (see ``utils.fast_path``): the rows are
+        stored and boosted through all trees in one compiled call; False when the
+        call must take the full path (nothing has changed then)."""
+        from ._forest_kernels import boost_forest
+
+        rows = self._fast_rows(X, y)
+        if rows is None:
+            return False
+        X, keys = rows
+        n = X.shape[0]
+        table = self._fast_table()
+        store = self._store
+        if table is None or store.n + n > store.X.shape[0]:
+            return False  # the full path grows the store
+        rows, paths = self._fast_boost_work(X.shape[1], store.stats.shape[1])
+        ids, lam, seen_weight, stop = rows
+        weights = ONES[:n]
+        first = boost_forest(table.addresses, table.sizes, X, keys, weights,
+                             self._feature_range, _NO_TARGETS, store.X, store.keys,
+                             store.stats, store.n, self._boost_weight_seen, ids, lam,
+                             seen_weight, self._boost_errors, self._gamma(),
+                             *self._fast_boost_args, *paths, stop)
+        if first < 0:
+            return False
+        store.n += n
+        self.n_samples_seen_ += n
+        self._boost_weight_seen = float(seen_weight[n - 1])
+        if first < len(self.trees_):  # the full path's loop from there
+            self._boost_trees(ids[:n], lam[:n], weights, seen_weight[:n], first, int(stop[0]))
+            if paths[4].shape[0] < max(t.capacity for t in self.trees_):
+                del self._fast_scratch.work["boost"]  # outgrown: the next call makes larger
+        return True
+
+    def _fast_boost_work(self, n_features, n_classes):
+        """Work arrays of ``boost_forest``: rows ``(ids, lam, seen_weight, stop)`` and
+        paths ``(nodes, reals, classes, excess, path, proba)``."""
+        work = self._fast_scratch.work.get("boost")
+        if (work is None or work[1][3].shape[0] != n_features
+                or work[1][5].shape[0] != n_classes):
+            capacity = 2 * max(t.capacity for t in self.trees_)
+            work = self._fast_scratch.work["boost"] = (
+                (np.empty(FAST_MAX_ROWS, dtype=np.int64), np.empty(FAST_MAX_ROWS),
+                 np.empty(FAST_MAX_ROWS), np.zeros(1, dtype=np.int64)),
+                (np.empty(capacity + 1, dtype=np.int64), np.empty((3, capacity + 1)),
+                 np.empty((3, n_classes)), np.empty(n_features),
+                 np.empty(capacity, dtype=np.int64), np.empty(n_classes)))
+        return work
+
+    def _remember_fast_state(self):
+        super()._remember_fast_state()
+        self._fast_boost_args = (float(self.lifetime), True, int(self.min_samples_split))
+
+    def _vote_weights(self):
+        """``estimator_weights_``, or equal weights when no tree is better than chance
+        (computed again only when the trees' error sums have changed)."""
+        errors = self._boost_errors
+        key = errors.tobytes()
+        scratch = self.__dict__.get("_fast_scratch")
+        cached = None if scratch is None else scratch.work.get("vote")
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        weights = self.estimator_weights_
+        if not np.any(weights > 0):
+            weights = np.ones_like(weights)  # no tree better than chance yet: plain votes
+        weights = np.ascontiguousarray(weights, dtype=np.float64)
+        if scratch is not None:
+            scratch.work["vote"] = (key, weights)
+        return weights
 
     @property
     def estimator_errors_(self):
@@ -131,11 +212,47 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
-        X = self._check_predict_input(X)
+        fast = self._fast_X(X)
+        if fast is not None:
+            proba = self._predict_proba_fast(fast)
+            if proba is not None:
+                return proba
+        return self._predict_proba_validated(self._check_predict_input(X))
+
+    def _predict_proba_fast(self, X):
+        """All trees' votes in one compiled call (see ``utils.fast_path``), or None."""
+        from ._forest_kernels import vote_forest
+
+        table = self._fast_table()
+        if table is None:
+            return None
         n_classes = len(self.classes_)
-        weights = self.estimator_weights_
-        if not np.any(weights > 0):
-            weights = np.ones_like(weights)  # no tree better than chance yet: plain votes
+        out = np.zeros((X.shape[0], n_classes))
+        args = (table.addresses, table.sizes, X, n_classes, self._gamma(),
+                self._vote_weights(), self.voting == "hard", out)
+        work = self._fast_scratch.work
+        for _ in range(2):
+            cached = work.get("votes")
+            if (cached is None or cached[0].shape[1] != n_classes
+                    or cached[4].shape[0] != X.shape[1]):
+                n = 2 * max(t.capacity for t in self.trees_) + 1
+                cached = work["votes"] = (  # part, then path_buffers' arrays and excess
+                    np.empty((FAST_MAX_ROWS, n_classes)), np.empty(n, dtype=np.int64),
+                    np.empty((3, n)), np.empty((3, n_classes)), np.empty(X.shape[1]))
+            status = vote_forest(*args, *cached)
+            if status >= 0:
+                return _normalised(out, n_classes) if status == 1 else None
+            del work["votes"]  # a tree outgrew the work arrays
+        return None
+
+    def _predict_proba_validated(self, X):
+        """``predict_proba`` on a C-contiguous, finite float64 array of the right width."""
+        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and hasattr(self, "_fast_params"):
+            proba = self._predict_proba_fast(X)
+            if proba is not None:
+                return proba
+        n_classes = len(self.classes_)
+        weights = self._vote_weights()
         gamma = self._gamma()
         out = np.zeros((X.shape[0], n_classes))
         from ..forest._smoothing import predict_proba_tree
@@ -155,8 +272,14 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
 
         for part in map_trees(one, list(zip(self.trees_, weights)), self.n_jobs):
             out += part
-        total = out.sum(axis=1, keepdims=True)
-        empty = total[:, 0] <= 0
+        return _normalised(out, n_classes)
+
+
+def _normalised(out, n_classes):
+    """The votes ``out`` as probabilities, in place (rows without a vote: uniform)."""
+    total = out.sum(axis=1, keepdims=True)
+    empty = total[:, 0] <= 0
+    if empty.any():
         out[empty] = 1.0 / n_classes
         total[empty] = 1.0
-        return out / total
+    return np.divide(out, total, out=out)

@@ -19,6 +19,7 @@ from ..engine.extension import extend_to_leaf
 from ..engine.growth import sample_blocks
 from ..engine.paths import apply_tree
 from ..engine.tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, TreeState
+from ..utils.fast_path import FAST_MAX_ROWS
 from ..utils.parallel import map_trees
 
 _NO_SAMPLES = np.empty(0, dtype=np.int64)
@@ -31,10 +32,16 @@ def extend_partition(tree, X, start, lifetime, rng, leaves):
     Returns the first row not processed (the capacity ran out: grow and call again
     from there). ``leaves[i]`` receives the leaf that holds row ``i``.
     """
+    return extend_rows(tree, X, start, lifetime, rng, leaves, np.empty(X.shape[1]),
+                       np.empty(tree.parent.shape[0], dtype=np.int64),
+                       np.empty(0, dtype=np.int64))
+
+
+@kernel
+def extend_rows(tree, X, start, lifetime, rng, leaves, excess, path, no_samples):
+    """The loop of ``extend_partition`` on given work arrays: ``excess`` (one per
+    feature), ``path`` (at least the node capacity) and ``no_samples`` (empty)."""
     capacity = tree.parent.shape[0]
-    excess = np.empty(X.shape[1])
-    path = np.empty(capacity, dtype=np.int64)
-    no_samples = np.empty(0, dtype=np.int64)
     for i in range(start, X.shape[0]):
         if tree.meta[META_N_NODES] + 2 > capacity:
             return i
@@ -180,10 +187,14 @@ def sample_partition(tree, X, lifetime):
         tree.ensure_node_capacity(tree.capacity * 2)
 
 
-def extend_partition_rows(tree, X, lifetime):
-    """Extend ``tree`` with the rows of ``X`` in order; return the leaf of each row."""
-    leaves = np.empty(X.shape[0], dtype=np.int64)
-    position = 0
+def extend_partition_rows(tree, X, lifetime, position=0, leaves=None):
+    """Extend ``tree`` with the rows of ``X`` in order; return the leaf of each row.
+
+    ``position``: the first row to learn (the leaves of earlier rows are then in
+    ``leaves``, which receives the others).
+    """
+    if leaves is None:
+        leaves = np.empty(X.shape[0], dtype=np.int64)
     while position < X.shape[0]:
         needed = tree.n_nodes + 2 + min(2 * (X.shape[0] - position), tree.n_nodes + 64)
         if needed > tree.capacity:
@@ -217,8 +228,6 @@ def assign_columns(trees, n_columns):
 
 def feature_matrix(trees, X, n_columns, n_jobs=None):
     """The sparse feature map: one ``1/sqrt(M)`` per tree and row, CSR."""
-    import scipy.sparse as sp
-
     n_trees = len(trees)
     n = X.shape[0]
 
@@ -229,9 +238,22 @@ def feature_matrix(trees, X, n_columns, n_jobs=None):
     for t, c in enumerate(map_trees(columns, trees, n_jobs)):
         cols[:, t] = c
     cols.sort(axis=1)
-    data = np.full(n * n_trees, 1.0 / np.sqrt(n_trees))
-    indptr = np.arange(0, n * n_trees + 1, n_trees, dtype=np.int64)
-    out = sp.csr_matrix((data, cols.ravel(), indptr), shape=(n, n_columns))
+    return csr_rows(cols, n_columns)
+
+
+def csr_rows(cols, n_columns):
+    """The feature map as CSR from the sorted columns of each row, (n_rows, n_trees)."""
+    import scipy.sparse as sp
+
+    n, n_trees = cols.shape
+    nnz = n * n_trees
+    # scipy stores 32-bit indices whenever they fit; giving it those spares it the
+    # check and the conversion (the matrix is the same)
+    index = np.int32 if max(nnz, n, n_columns) < np.iinfo(np.int32).max else np.int64
+    data = np.full(nnz, 1.0 / np.sqrt(n_trees))
+    indptr = np.arange(0, nnz + 1, n_trees, dtype=index)
+    out = sp.csr_matrix((data, cols.ravel().astype(index, copy=False), indptr),
+                        shape=(n, n_columns))
     out.has_sorted_indices = True
     return out
 
@@ -251,3 +273,51 @@ def pruned_copy(tree, lifetime):
     copy_pruned(tree.arrays, float(lifetime), out.arrays, old_to_new)
     out.trim()
     return out, old_to_new[:n]
+
+
+# ------------------------------------------------------------------ fast path
+class FastPartitionsMixin:
+    """The per-call fast path's pieces shared by the kernel estimators (see
+    ``utils.fast_path`` and ``_forest_kernels``): work arrays, the trees a compiled
+    call leaves to Python, and the rows' feature columns for prediction."""
+
+    _fast_stats = ("column",)  # per-node array of the fast path's tree table
+
+    def _fast_learn_work(self, n_features):
+        """Work arrays of ``_forest_kernels.extend_partitions`` and what follows it:
+        ``(excess, path, no_samples, leaves, n_before, stops, columns)``."""
+        work = self._fast_scratch.work.get("learn")
+        n_trees = len(self.trees_)
+        if work is None or work[0].shape[0] != n_features or work[4].shape[0] != n_trees:
+            capacity = 2 * max(t.capacity for t in self.trees_)
+            work = self._fast_scratch.work["learn"] = (
+                np.empty(n_features), np.empty(capacity, dtype=np.int64),
+                np.empty(0, dtype=np.int64),
+                np.empty((n_trees, FAST_MAX_ROWS), dtype=np.int64),
+                np.empty(n_trees, dtype=np.int64), np.empty(n_trees, dtype=np.int64),
+                np.empty((FAST_MAX_ROWS, n_trees), dtype=np.int64))
+        return work
+
+    def _fast_finish_trees(self, X, work, lifetime):
+        """Extend the trees that a compiled call left (``stops[t]`` below the number
+        of rows) as the full path does; return the rows' leaves in every tree,
+        (n_trees, n_rows)."""
+        n = X.shape[0]
+        leaves, stops = work[3], work[5]
+        for t, tree in enumerate(self.trees_):
+            if stops[t] < n:
+                extend_partition_rows(tree, X, lifetime, int(stops[t]), leaves[t, :n])
+        if work[1].shape[0] < max(t.capacity for t in self.trees_):
+            del self._fast_scratch.work["learn"]  # outgrown: the next call makes larger
+        return leaves[:, :n]
+
+    def _fast_leaf_columns(self, X):
+        """Sorted feature columns of the rows (a new array, (n_rows, n_trees)), or
+        None for the full path (no table, or ``X`` not finite)."""
+        from ._forest_kernels import leaf_columns
+
+        table = self._fast_table()
+        if table is None:
+            return None
+        out = np.empty((X.shape[0], len(self.trees_)), dtype=np.int64)
+        return out if leaf_columns(table.addresses, table.sizes, X, out) else None

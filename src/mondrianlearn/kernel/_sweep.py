@@ -403,9 +403,16 @@ def sgd_epochs(W, active, labels, weights, order, n_epochs, eta, alpha, loss, sc
 
     The L2 penalty ``alpha`` shrinks the weights a row touches (sparse updates).
     """
+    sgd_rows(W, active, labels, weights, order, n_epochs, eta, alpha, loss, scale, rng,
+             np.empty(W.shape[1]), np.empty(W.shape[1]))
+
+
+@kernel
+def sgd_rows(W, active, labels, weights, order, n_epochs, eta, alpha, loss, scale, rng,
+             scores, grad):
+    """The loop of ``sgd_epochs`` on given work arrays ``scores`` and ``grad`` (one
+    entry per output)."""
     n_out = W.shape[1]
-    scores = np.empty(n_out)
-    grad = np.empty(n_out)
     for epoch in range(n_epochs):
         _shuffle(order, rng)
         for i in range(order.shape[0]):

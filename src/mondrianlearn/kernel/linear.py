@@ -20,11 +20,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..engine.random import spawn_states
 from ..engine.tree import LEAF
+from ..utils.fast_path import FAST_MAX_ROWS, ONES
 from ..utils.parallel import map_trees
 from ..utils.estimator import TreeModelMixin
 from ..utils.validation import check_classifier_batch, check_X_predict, check_X_y_batch
-from ._features import (assign_columns, extend_partition_rows, feature_matrix, leaves_of,
-                        new_partition, pruned_copy, sample_partition)
+from ._features import (FastPartitionsMixin, assign_columns, csr_rows,
+                        extend_partition_rows, feature_matrix, leaves_of, new_partition,
+                        pruned_copy, sample_partition)
 from ._ridge import OnlineRidge
 from ._sweep import FlatForest, RidgeSweep, sgd_epochs, sgd_sweep
 
@@ -48,7 +50,7 @@ _STOP_FACTOR = 2.0
 (and at least four per tree)."""
 
 
-class _BaseMondrianKernelModel(TreeModelMixin, BaseEstimator):
+class _BaseMondrianKernelModel(FastPartitionsMixin, TreeModelMixin, BaseEstimator):
     """Partitions, feature columns and the lifetime sweep shared by both models."""
 
     _parameter_constraints = {
@@ -97,14 +99,42 @@ class _BaseMondrianKernelModel(TreeModelMixin, BaseEstimator):
         results = map_trees(lambda tree: (tree, extend_partition_rows(tree, X, lifetime)),
                             self.trees_, self.n_jobs)
         self.trees_ = [tree for tree, _ in results]
-        leaves = [leaf for _, leaf in results]
+        return self._columns_of_leaves([leaf for _, leaf in results])
+
+    def _columns_of_leaves(self, leaves):
+        """Give columns to the new leaves; return the sorted columns of the rows whose
+        leaves (one array per tree) are ``leaves``, and the number of new columns."""
         old = self.n_kernel_features_
         self.n_kernel_features_ = assign_columns(self.trees_, old)
-        out = np.empty((X.shape[0], self.n_trees), dtype=np.int64)
+        out = np.empty((len(leaves[0]), len(self.trees_)), dtype=np.int64)
         for t, (tree, leaf) in enumerate(zip(self.trees_, leaves)):
             out[:, t] = tree.node_stats["column"][leaf] - 1
         out.sort(axis=1)
         return out, self.n_kernel_features_ - old
+
+    def _fast_scores(self, X, W, intercept, add_intercept):
+        """``(intercept +) feature_map(X) @ W`` for a 2-D ``W`` in one compiled call
+        over all trees (see ``utils.fast_path``), or None for the full path."""
+        from ._forest_kernels import predict_linear
+
+        table = self._fast_table()
+        if table is None:
+            return None
+        work = self._fast_scratch.work
+        columns = work.get("predict")
+        if columns is None or columns.shape[1] != len(self.trees_):
+            columns = work["predict"] = np.empty((FAST_MAX_ROWS, len(self.trees_)),
+                                                 dtype=np.int64)
+        out = np.empty((X.shape[0], W.shape[1]))
+        if not predict_linear(table.addresses, table.sizes, X, W, self._fast_map_scale,
+                              intercept, add_intercept, out, columns):
+            return None
+        return out
+
+    def _remember_fast_state(self):
+        super()._remember_fast_state()
+        # feature_matrix's value of the features (one per tree)
+        self._fast_map_scale = float(1.0 / np.sqrt(len(self.trees_)))
 
     def _split_rows(self, n, rng):
         """Boolean mask of the validation rows (at least one row on each side)."""
@@ -144,6 +174,11 @@ class _BaseMondrianKernelModel(TreeModelMixin, BaseEstimator):
 
         The model's prediction is ``feature_map(X) @ coef_`` (plus ``intercept_``).
         """
+        fast = self._fast_X(X)
+        if fast is not None:
+            columns = self._fast_leaf_columns(fast)
+            if columns is not None:
+                return csr_rows(columns, self.n_kernel_features_)
         X = self._check_predict_input(X)
         return feature_matrix(self.trees_, X, self.n_kernel_features_, self.n_jobs)
 
@@ -283,6 +318,7 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True,
                                               y_numeric=True)
         self._fit(X, np.asarray(y, dtype=np.float64), sample_weight)
+        self._remember_fast_state()
         return self
 
     def _fit(self, X, y, sample_weight):
@@ -333,7 +369,6 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         self._ridge.fit_dense(A, weighted.T @ yc)
         self.coef_ = self._ridge.coef_
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, sample_weight=None):
         """Learn a mini-batch online: extend the partitions, rank-1 update the factor.
 
@@ -351,24 +386,88 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         Returns
         -------
         self
+
+        Notes
+        -----
+        A call of a few rows (``utils.fast_path``) after the first one skips
+        scikit-learn's validation when nothing it checks can have changed, and
+        extends the partitions and updates the solution in one compiled call: same
+        model, same errors.
         """
+        if sample_weight is None and self._partial_fit_fast(X, y):
+            return self
+        return self._partial_fit_full(X, y, sample_weight)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _partial_fit_full(self, X, y, sample_weight):
         first = not hasattr(self, "trees_")
         X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
                                               y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
         if first:
             self._fit(X, y, sample_weight)
-            return self
-        keep = sample_weight > 0
-        X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
-        if X.shape[0] == 0:
-            return self
-        columns, n_new = self._extend_columns(X)
+        else:
+            keep = sample_weight > 0
+            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
+            if X.shape[0] > 0:
+                columns, n_new = self._extend_columns(X)
+                self._learn_rows(columns, n_new, y, sample_weight)
+        self._remember_fast_state()
+        return self
+
+    def _learn_rows(self, columns, n_new, y, sample_weight):
+        """Add ``n_new`` features and the rows (their sorted columns) to the factor,
+        and solve."""
         self._ridge.add_features(n_new)
         self._ridge.add_rows(columns, y - self.intercept_, sample_weight)
         self.coef_ = self._ridge.solve()
-        self.n_samples_seen_ += X.shape[0]
-        return self
+        self.n_samples_seen_ += columns.shape[0]
+
+    def _partial_fit_fast(self, X, y):
+        """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
+        call must take the full path (nothing has changed then)."""
+        from ._forest_kernels import learn_ridge
+
+        rows = self._fast_rows(X, y)
+        if rows is None:
+            return False
+        X, y = rows
+        table = self._fast_table()
+        if table is None:
+            return False
+        n = X.shape[0]
+        work = self._fast_learn_work(X.shape[1])
+        ridge = self._ridge
+        extra = self._fast_scratch.work.get("ridge")
+        if extra is None or extra[1].shape[0] != ridge.U.shape[0]:
+            extra = self._fast_scratch.work["ridge"] = (np.empty(FAST_MAX_ROWS),
+                                                        np.empty(ridge.U.shape[0]))
+        lifetime, root = self._fast_args
+        old = self.n_kernel_features_
+        status, n_columns, coef = learn_ridge(
+            table.addresses, table.sizes, X, y, ONES[:n], self.intercept_,
+            self._feature_range, lifetime, old, ridge.U, ridge.b, ridge.size, root,
+            ridge.scale, *work, *extra)
+        if status == -1:
+            return False
+        if status == 0:
+            ridge.size += n_columns - old
+            ridge.coef_ = self.coef_ = coef
+            self.n_kernel_features_ = n_columns
+            self.n_samples_seen_ += n
+            return True
+        if status > 0:  # trees left to the full path's loop
+            leaves = self._fast_finish_trees(X, work, lifetime)
+            columns, n_new = self._columns_of_leaves(leaves)
+        else:  # the factor must grow first
+            columns, n_new = work[6][:n], n_columns - old
+            self.n_kernel_features_ = n_columns
+        self._learn_rows(columns, n_new, y, ONES[:n])
+        return True
+
+    def _remember_fast_state(self):
+        super()._remember_fast_state()
+        self._fast_args = (float(self.lifetime_), float(np.sqrt(self._ridge.alpha)))
 
     def predict(self, X):
         """Predicted targets.
@@ -381,6 +480,11 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         -------
         y : ndarray of shape (n_samples,)
         """
+        fast = self._fast_X(X)
+        if fast is not None:
+            out = self._fast_scores(fast, self.coef_.reshape(-1, 1), self.intercept_, True)
+            if out is not None:
+                return out.reshape(-1)
         Phi = self.feature_map(X)
         return self.intercept_ + Phi @ self.coef_
 
@@ -491,6 +595,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         self.classes_ = np.unique(y)
         self._classes_declared = False
         self._fit(X, y, sample_weight)
+        self._remember_fast_state()
         return self
 
     def _n_outputs(self):
@@ -552,7 +657,6 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
             coef[column] = W_best[forest.offset[t] + kept[leaf]]
         return coef
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learn a mini-batch online: extend the partitions, one SGD epoch on it.
 
@@ -569,29 +673,118 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         Returns
         -------
         self
+
+        Notes
+        -----
+        A call of a few rows (``utils.fast_path``) after the first one skips
+        scikit-learn's validation when nothing it checks can have changed, and
+        extends the partitions and runs the epoch in one compiled call: same model,
+        same errors.
         """
+        if classes is None and sample_weight is None and self._partial_fit_fast(X, y):
+            return self
+        return self._partial_fit_full(X, y, classes, sample_weight)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _partial_fit_full(self, X, y, classes, sample_weight):
         checked = check_classifier_batch(self, X, y, sample_weight, classes)
         if checked is None:
             return self
         X, y, sample_weight, first = checked
         if first:
             self._fit(X, y, sample_weight)
-            return self
-        self._add_new_classes(y[sample_weight > 0])
-        labels = self._labels(y)
-        keep = sample_weight > 0
-        X, labels, sample_weight = X[keep], labels[keep], sample_weight[keep]
-        if X.shape[0] == 0:
-            return self
-        columns, n_new = self._extend_columns(X)
-        if n_new:
-            self.coef_ = np.vstack([self.coef_, np.zeros((n_new, self.coef_.shape[1]))])
-        order = np.arange(X.shape[0], dtype=np.int64)
+        else:
+            self._add_new_classes(y[sample_weight > 0])
+            labels = self._labels(y)
+            keep = sample_weight > 0
+            X, labels, sample_weight = X[keep], labels[keep], sample_weight[keep]
+            if X.shape[0] > 0:
+                columns, n_new = self._extend_columns(X)
+                if n_new:
+                    self.coef_ = np.vstack([self.coef_,
+                                            np.zeros((n_new, self.coef_.shape[1]))])
+                self._sgd_epoch(columns, labels, sample_weight)
+        self._remember_fast_state()
+        return self
+
+    def _sgd_epoch(self, columns, labels, sample_weight):
+        """One SGD epoch on rows (their sorted columns) in shuffled order."""
+        order = np.arange(columns.shape[0], dtype=np.int64)
         sgd_epochs(self.coef_, columns, labels, sample_weight, order, 1, float(self.eta0),
                    float(self.alpha), _LOSSES[self.loss], 1.0 / np.sqrt(self.n_trees),
                    self._rng)
-        self.n_samples_seen_ += X.shape[0]
-        return self
+        self.n_samples_seen_ += columns.shape[0]
+
+    def _partial_fit_fast(self, X, y):
+        """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
+        call must take the full path (nothing has changed then).
+
+        The weights live in the first rows of a larger array (``coef_`` is a view of
+        it), so that new features cost no copy of the others.
+        """
+        from ._forest_kernels import learn_sgd
+
+        rows = self._fast_rows(X, y)
+        if rows is None:
+            return False
+        X, keys = rows
+        n = X.shape[0]
+        table = self._fast_table()
+        if table is None:
+            return False
+        work = self._fast_learn_work(X.shape[1])
+        W = self._fast_weights(self.n_kernel_features_)
+        n_out = W.shape[1]
+        sgd = self._fast_scratch.work.get("sgd")
+        if sgd is None or sgd[1].shape[0] != n_out:
+            sgd = self._fast_scratch.work["sgd"] = (
+                np.empty(FAST_MAX_ROWS, dtype=np.int64), np.empty(n_out), np.empty(n_out))
+        lifetime, eta, alpha, loss, scale = self._fast_args
+        old = self.n_kernel_features_
+        status, n_columns = learn_sgd(
+            table.addresses, table.sizes, X, keys, ONES[:n], self._feature_range, lifetime,
+            old, W, eta, alpha, loss, scale, self._rng, *sgd, *work)
+        if status == -1:
+            return False
+        if status == 0:
+            self._fast_use_weights(W, n_columns)
+            self.n_kernel_features_ = n_columns
+            self.n_samples_seen_ += n
+            return True
+        if status > 0:  # trees left to the full path's loop
+            leaves = self._fast_finish_trees(X, work, lifetime)
+            columns, _ = self._columns_of_leaves(leaves)
+        else:  # the weights need more rows first
+            columns = work[6][:n]
+            self.n_kernel_features_ = n_columns
+        self._fast_use_weights(self._fast_weights(self.n_kernel_features_),
+                               self.n_kernel_features_)
+        self._sgd_epoch(columns, keys, ONES[:n])
+        return True
+
+    def _fast_weights(self, n_rows):
+        """An array of at least ``n_rows`` rows whose first rows are ``coef_`` and the
+        others zero (the fast path's storage of the weights)."""
+        coef = self.coef_
+        stored = self._fast_scratch.work.get("coef")
+        if stored is not None and stored[1] is coef and stored[0].shape[0] >= n_rows:
+            return stored[0]
+        W = np.zeros((max(n_rows, 2 * coef.shape[0], 64), coef.shape[1]))
+        W[: coef.shape[0]] = coef
+        self._fast_scratch.work["coef"] = (W, None)
+        return W
+
+    def _fast_use_weights(self, W, n_rows):
+        """Make ``coef_`` the first ``n_rows`` rows of ``W`` (from ``_fast_weights``)."""
+        stored = self._fast_scratch.work["coef"]
+        if stored[0] is not W or stored[1] is None or stored[1].shape[0] != n_rows:
+            stored = self._fast_scratch.work["coef"] = (W, W[:n_rows])
+        self.coef_ = stored[1]
+
+    def _remember_fast_state(self):
+        super()._remember_fast_state()
+        self._fast_args = (float(self.lifetime_), float(self.eta0), float(self.alpha),
+                           _LOSSES[self.loss], float(1.0 / np.sqrt(self.n_trees)))
 
     def _add_new_classes(self, y):
         """Make room for labels first seen now, keeping every existing score.
@@ -620,7 +813,12 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
 
     def decision_function(self, X):
         """Scores: shape (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
-        scores = self.feature_map(X) @ self.coef_
+        scores = None
+        fast = self._fast_X(X)
+        if fast is not None:
+            scores = self._fast_scores(fast, self.coef_, 0.0, False)
+        if scores is None:
+            scores = self.feature_map(X) @ self.coef_
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X):
@@ -641,9 +839,12 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         """Class probabilities (logistic loss only)."""
         scores = self.decision_function(X)
         if scores.ndim == 1:
-            p = 1.0 / (1.0 + np.exp(-scores))
-            proba = np.column_stack([1.0 - p, p])
-            return proba[:, : len(self.classes_)] if len(self.classes_) > 1 else np.ones((len(p), 1))
+            if len(self.classes_) < 2:
+                return np.ones((len(scores), 1))
+            proba = np.empty((len(scores), 2))  # columns 1 - p, p
+            p = np.divide(1.0, 1.0 + np.exp(-scores), out=proba[:, 1])
+            np.subtract(1.0, p, out=proba[:, 0])
+            return proba
         scores = scores - scores.max(axis=1, keepdims=True)
         e = np.exp(scores)
         return e / e.sum(axis=1, keepdims=True)

@@ -12,8 +12,9 @@ from ..engine.random import spawn_states
 from ..utils.parallel import map_trees
 from ..utils.estimator import TreeModelMixin
 from ..utils.validation import check_X_predict
-from ._features import (assign_columns, extend_partition_rows, feature_matrix,
-                        new_partition, sample_partition)
+from ._features import (FastPartitionsMixin, assign_columns, csr_rows,
+                        extend_partition_rows, feature_matrix, new_partition,
+                        sample_partition)
 
 
 def _check_X_fit(estimator, X, reset):
@@ -21,8 +22,8 @@ def _check_X_fit(estimator, X, reset):
     return np.ascontiguousarray(X)
 
 
-class MondrianKernel(TreeModelMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
-                     BaseEstimator):
+class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeaturesOutMixin,
+                     TransformerMixin, BaseEstimator):
     """Random features of the Laplace kernel from Mondrian partitions.
 
     ``fit`` samples ``n_trees`` independent Mondrian partitions of the data with the
@@ -107,6 +108,7 @@ class MondrianKernel(TreeModelMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         """
         X = _check_X_fit(self, X, reset=True)
         self._sample(X, float(self.lifetime))
+        self._remember_fast_state()
         return self
 
     def _sample(self, X, lifetime):
@@ -123,7 +125,6 @@ class MondrianKernel(TreeModelMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         self.n_features_out_ = assign_columns(self.trees_, 0)
         self.n_samples_seen_ = X.shape[0]
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def partial_fit(self, X, y=None):
         """Extend the partitions with new rows (conditional Mondrian, online).
 
@@ -139,14 +140,55 @@ class MondrianKernel(TreeModelMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         Returns
         -------
         self
+
+        Notes
+        -----
+        A call of a few rows (``utils.fast_path``) after the first one skips
+        scikit-learn's validation when nothing it checks can have changed, and
+        extends all partitions in one compiled call: same model, same errors.
         """
+        if self._partial_fit_fast(X):
+            return self
+        return self._partial_fit_full(X)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _partial_fit_full(self, X):
         first = not hasattr(self, "trees_")
         X = _check_X_fit(self, X, reset=first)
         if first:  # projectivity: batch sampling of the first batch is exact
             self._sample(X, float(self.lifetime))
         else:
             self._extend(X)
+        self._remember_fast_state()
         return self
+
+    def _partial_fit_fast(self, X):
+        """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
+        call must take the full path (nothing has changed then)."""
+        from ._forest_kernels import learn_partitions
+
+        X = self._fast_X(X)
+        if X is None:
+            return False
+        table = self._fast_table()
+        if table is None:
+            return False
+        work = self._fast_learn_work(X.shape[1])
+        lifetime = self._fast_lifetime
+        n_columns = learn_partitions(table.addresses, table.sizes, X, lifetime,
+                                     self.n_features_out_, *work[:6])
+        if n_columns == -1:
+            return False
+        if n_columns == -2:  # trees left to the full path's loop
+            self._fast_finish_trees(X, work, lifetime)
+            n_columns = assign_columns(self.trees_, self.n_features_out_)
+        self.n_features_out_ = n_columns
+        self.n_samples_seen_ += X.shape[0]
+        return True
+
+    def _remember_fast_state(self):
+        super()._remember_fast_state()
+        self._fast_lifetime = float(self.lifetime)
 
     def _extend(self, X):
         """Extend every tree with the rows; return the new columns of the rows."""
@@ -171,6 +213,11 @@ class MondrianKernel(TreeModelMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         Z : scipy.sparse.csr_matrix of shape (n_samples, n_features_out_)
             ``n_trees`` entries equal to ``1/sqrt(n_trees)`` per row.
         """
+        fast = self._fast_X(X)
+        if fast is not None:
+            columns = self._fast_leaf_columns(fast)
+            if columns is not None:
+                return csr_rows(columns, self.n_features_out_)
         check_is_fitted(self, "trees_")
         X = check_X_predict(self, X)
         return feature_matrix(self.trees_, X, self.n_features_out_, self.n_jobs)
