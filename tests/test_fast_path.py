@@ -166,3 +166,17 @@ def test_a_new_class_resizes_the_prediction_work_space(cls):
     assert np.allclose(fast.sum(axis=1), 1.0)
     full = model.predict_proba(X[100:120].tolist())  # a list: the validated path
     assert np.array_equal(fast, full)
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
+def test_threads_predicting_with_one_model_get_the_sequential_answers(cls):
+    from concurrent.futures import ThreadPoolExecutor
+
+    X, y = _targets(cls)
+    model = cls(n_estimators=5, random_state=0).partial_fit(X[:300], y[:300])
+    rows = [X[i:i + 1] for i in range(300, 400)]
+    expected = [_predict(model, row) for row in rows]
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(3):
+            got = list(pool.map(lambda row: _predict(model, row), rows))
+            assert all(np.array_equal(a, b) for a, b in zip(got, expected))

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..engine.random import spawn_states
 from ..engine.tree import TreeState
+from ..utils.fast_path import fast_call
 from ..utils.parallel import map_trees, runs_sequentially
 from ..utils.estimator import TreeModelMixin
 from ..utils.validation import check_X_predict
@@ -86,6 +87,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         return tree
 
     # ----------------------------------------------------------------- fast path
+    @fast_call
     def _learn_fast(self, learn_forest, X, data):
         """Learn the rows in one compiled call over all trees:
         ``learn_forest(addresses, sizes, X, *data, feature_range, *_fast_args,
@@ -120,6 +122,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         self.n_samples_seen_ += n_rows
         return True
 
+    @fast_call
     def _predict_fast(self, predict_forest, X, n_outputs):
         """``predict_forest(addresses, sizes, X, *_fast_predict_args, out, *work)`` over
         all trees in one compiled call; None when the rows are refused (the full

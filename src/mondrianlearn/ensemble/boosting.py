@@ -7,7 +7,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..forest._base import _reserve_nodes
 from ..forest.classifier import MondrianForestClassifier
-from ..utils.fast_path import FAST_MAX_ROWS, ONES
+from ..utils.fast_path import FAST_MAX_ROWS, ONES, fast_call
 from ..utils.parallel import map_trees
 from ._kernels import boost_tree
 
@@ -120,6 +120,7 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
             position = 0
 
     # ----------------------------------------------------------------- fast path
+    @fast_call
     def _partial_fit_fast(self, X, y):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``): the rows are
         stored and boosted through all trees in one compiled call; False when the
@@ -219,6 +220,7 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
                 return proba
         return self._predict_proba_validated(self._check_predict_input(X))
 
+    @fast_call
     def _predict_proba_fast(self, X):
         """All trees' votes in one compiled call (see ``utils.fast_path``), or None."""
         from ._forest_kernels import vote_forest

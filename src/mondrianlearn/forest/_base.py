@@ -19,7 +19,7 @@ from ..engine.random import spawn_states
 from ..engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, SampleStore, TreeState
 from ..utils.parallel import map_trees
 from ..utils.estimator import TreeModelMixin
-from ..utils.fast_path import ONES
+from ..utils.fast_path import ONES, fast_call
 from ..utils.validation import check_X_predict
 from ..engine.growth import close_pending_blocks
 from ._additive import (accumulate_new_nodes, draw_multiplicities, extend_tree,
@@ -109,6 +109,7 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
                 tree.sample_mult = tree.sample_mult[:0] if not bootstrap else np.zeros(1)
 
     # ----------------------------------------------------------------- fast path
+    @fast_call
     def _learn_fast(self, X, keys, targets):
         """Store the rows and extend every tree in compiled calls (see
         ``utils.fast_path``); trees that need room or a paused leaf re-sampled are

@@ -7,7 +7,7 @@ from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 
-from ..utils.fast_path import FAST_MAX_ROWS
+from ..utils.fast_path import FAST_MAX_ROWS, fast_call
 from ..utils.parallel import map_trees
 from ..utils.validation import check_classifier_batch, check_X_y_batch
 from ._base import BaseMondrianForest
@@ -246,6 +246,7 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
                 return proba
         return self._predict_proba_validated(self._check_predict_input(X))
 
+    @fast_call
     def _predict_proba_fast(self, X):
         """All trees in one compiled call (see ``utils.fast_path``), or None."""
         from ._forest_kernels import predict_proba_forest

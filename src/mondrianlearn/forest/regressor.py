@@ -4,7 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import RegressorMixin, _fit_context
 
-from ..utils.fast_path import FAST_MAX_ROWS
+from ..utils.fast_path import FAST_MAX_ROWS, fast_call
 from ..utils.parallel import map_trees
 from ..utils.validation import check_regressor_batch, check_X_y_batch
 from ._base import _MAX_SCALED_TARGET, BaseMondrianForest
@@ -203,6 +203,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
                 return result
         return self._predict_validated(self._check_predict_input(X), return_std)
 
+    @fast_call
     def _predict_fast(self, X, return_std):
         """All trees in one compiled call (see ``utils.fast_path``), or None."""
         from ._forest_kernels import predict_moments_forest

@@ -19,7 +19,7 @@ from ..engine.extension import extend_to_leaf
 from ..engine.growth import sample_blocks
 from ..engine.paths import apply_tree
 from ..engine.tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, TreeState
-from ..utils.fast_path import FAST_MAX_ROWS
+from ..utils.fast_path import FAST_MAX_ROWS, fast_call
 from ..utils.parallel import map_trees
 
 _NO_SAMPLES = np.empty(0, dtype=np.int64)
@@ -311,6 +311,7 @@ class FastPartitionsMixin:
             del self._fast_scratch.work["learn"]  # outgrown: the next call makes larger
         return leaves[:, :n]
 
+    @fast_call
     def _fast_leaf_columns(self, X):
         """Sorted feature columns of the rows (a new array, (n_rows, n_trees)), or
         None for the full path (no table, or ``X`` not finite)."""

@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..engine.random import spawn_states
 from ..engine.tree import LEAF
-from ..utils.fast_path import FAST_MAX_ROWS, ONES
+from ..utils.fast_path import FAST_MAX_ROWS, ONES, fast_call
 from ..utils.parallel import map_trees
 from ..utils.estimator import TreeModelMixin
 from ..utils.validation import check_classifier_batch, check_X_predict, check_X_y_batch
@@ -112,6 +112,7 @@ class _BaseMondrianKernelModel(FastPartitionsMixin, TreeModelMixin, BaseEstimato
         out.sort(axis=1)
         return out, self.n_kernel_features_ - old
 
+    @fast_call
     def _fast_scores(self, X, W, intercept, add_intercept):
         """``(intercept +) feature_map(X) @ W`` for a 2-D ``W`` in one compiled call
         over all trees (see ``utils.fast_path``), or None for the full path."""
@@ -423,6 +424,7 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         self.coef_ = self._ridge.solve()
         self.n_samples_seen_ += columns.shape[0]
 
+    @fast_call
     def _partial_fit_fast(self, X, y):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
         call must take the full path (nothing has changed then)."""
@@ -715,6 +717,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
                    self._rng)
         self.n_samples_seen_ += columns.shape[0]
 
+    @fast_call
     def _partial_fit_fast(self, X, y):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
         call must take the full path (nothing has changed then).

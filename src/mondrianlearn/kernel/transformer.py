@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..engine.random import spawn_states
+from ..utils.fast_path import fast_call
 from ..utils.parallel import map_trees
 from ..utils.estimator import TreeModelMixin
 from ..utils.validation import check_X_predict
@@ -162,6 +163,7 @@ class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeature
         self._remember_fast_state()
         return self
 
+    @fast_call
     def _partial_fit_fast(self, X):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
         call must take the full path (nothing has changed then)."""

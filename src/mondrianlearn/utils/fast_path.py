@@ -19,6 +19,9 @@ the full path, which raises the usual error. The result of a call does not depen
 on the path it took (tested bit for bit).
 """
 
+import functools
+import threading
+
 import numpy as np
 
 FAST_MAX_ROWS = 512
@@ -38,6 +41,26 @@ class FastScratch:
     def __init__(self):
         self.table = None
         self.work = {}
+        self.lock = threading.RLock()
+
+
+def fast_call(method):
+    """Decorator of the fast-path methods that use the scratch state: the method runs
+    holding the scratch lock, and a call that finds it held by another thread returns
+    None instead (it then takes the full path, which shares no work arrays), so
+    threads that predict with one model at once never share work arrays."""
+
+    @functools.wraps(method)
+    def locked(self, *args):
+        scratch = self.__dict__.get("_fast_scratch")
+        if scratch is None or not scratch.lock.acquire(blocking=False):
+            return None
+        try:
+            return method(self, *args)
+        finally:
+            scratch.lock.release()
+
+    return locked
 
 
 class FastPathMixin:
