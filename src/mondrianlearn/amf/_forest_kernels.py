@@ -8,7 +8,7 @@ room than they (or its node arrays) have is left to Python, which finishes it wi
 the full path's per-tree loop (see ``BaseAMF._learn_fast``).
 
 Table columns of the per-node arrays (``COLUMN_STATS`` on): classification
-``counts, total, log_weight, log_weight_tree``; regression ``total, mean,
+``counts, total, log_weight, log_weight_tree``; regression ``total, mean, sq_dev,
 log_weight, log_weight_tree``.
 """
 
@@ -19,11 +19,11 @@ from ..engine.boxes import record_path, walk_table
 from ..engine.tree import META_N_NODES, META_ROOT
 from ..engine.tree_table import (COLUMN_STATS, SIZE_NODES, accept_rows, finite_rows,
                                  float_matrix_at, float_vector_at, rng_at, tree_at)
-from ._kernels import _learn_classifier_rows, _learn_regressor_rows
+from ._kernels import _learn_classifier_rows, _learn_regressor_rows, target_moments
 from ._path_sums import _proba_rows, _value_rows
 
 STATS_CLASSIFIER = ("counts", "total", "log_weight", "log_weight_tree")
-STATS_REGRESSOR = ("total", "mean", "log_weight", "log_weight_tree")
+STATS_REGRESSOR = ("total", "mean", "sq_dev", "log_weight", "log_weight_tree")
 
 
 @kernel
@@ -50,7 +50,7 @@ def _left_to_python(tree, position, n_rows, n_before):
 
 @kernel
 def learn_classifier_forest(addresses, sizes, X, keys, weights, feature_range, step,
-                            dirichlet, split_pure, bootstrap, max_nodes, onelearn,
+                            dirichlet, split_pure, bootstrap, max_nodes, count_first,
                             n_classes, excess, path, no_samples, n_before, stops):
     """Learn the rows in every tree (``learn_classifier_tree`` per tree).
 
@@ -77,20 +77,24 @@ def learn_classifier_forest(addresses, sizes, X, keys, weights, feature_range, s
             float_vector_at(addresses, t, COLUMN_STATS + 2, capacity),
             float_vector_at(addresses, t, COLUMN_STATS + 3, capacity),
             step, dirichlet, split_pure, rng_at(addresses, t), bootstrap, max_nodes,
-            onelearn, excess, path, no_samples)
+            count_first, excess, path, no_samples)
         stops[t] = position
         left_over += _left_to_python(tree, position, X.shape[0], n_before[t])
     return left_over
 
 
 @kernel
-def learn_regressor_forest(addresses, sizes, X, keys, y, weights, feature_range, step,
-                           split_pure, bootstrap, max_nodes, onelearn, excess, path,
-                           no_samples, n_before, stops):
+def learn_regressor_forest(addresses, sizes, X, keys, y, weights, prior, spread,
+                           feature_range, moments, step, split_pure, bootstrap, max_nodes,
+                           count_first, excess, path, no_samples, n_before, stops):
     """``learn_classifier_forest`` for regression (``learn_regressor_tree`` per tree;
-    ``y`` already centred and scaled, ``keys`` its bit patterns)."""
+    ``y`` relative to the model's offset, ``keys`` the bit patterns of the targets).
+    Once the rows are accepted, ``target_moments`` updates ``moments`` (the running
+    moments of the targets) and fills ``prior`` and ``spread``, which the trees left
+    to Python then learn with too."""
     if not finite_rows(y.reshape((y.shape[0], 1))) or not accept_rows(X, feature_range):
         return -1
+    target_moments(y, weights, moments, prior, spread)
     n_features = X.shape[1]
     left_over = 0
     for t in range(addresses.shape[0]):
@@ -101,12 +105,13 @@ def learn_regressor_forest(addresses, sizes, X, keys, y, weights, feature_range,
             continue
         capacity = sizes[t, SIZE_NODES]
         position = _learn_regressor_rows(
-            tree, X, keys, y, weights, 0,
+            tree, X, keys, y, weights, prior, spread, 0,
             float_vector_at(addresses, t, COLUMN_STATS, capacity),
             float_vector_at(addresses, t, COLUMN_STATS + 1, capacity),
             float_vector_at(addresses, t, COLUMN_STATS + 2, capacity),
             float_vector_at(addresses, t, COLUMN_STATS + 3, capacity),
-            step, split_pure, rng_at(addresses, t), bootstrap, max_nodes, onelearn,
+            float_vector_at(addresses, t, COLUMN_STATS + 4, capacity),
+            step, split_pure, rng_at(addresses, t), bootstrap, max_nodes, count_first,
             excess, path, no_samples)
         stops[t] = position
         left_over += _left_to_python(tree, position, X.shape[0], n_before[t])
@@ -186,11 +191,12 @@ def predict_proba_forest(addresses, sizes, X, n_classes, dirichlet, aggregate, e
 
 
 @kernel
-def predict_value_forest(addresses, sizes, X, aggregate, extend, scale, out, floats, ints,
-                         done, excess, weights, prefix_2d, row, prefix):
-    """``predict_proba_forest`` for regression (``predict_value_tree`` per tree). The
-    work arrays are those of ``prediction_work``; this one uses the one-dimensional
-    ``prefix``, not ``prefix_2d`` and ``row``."""
+def predict_value_forest(addresses, sizes, X, moments, aggregate, extend, scale, out,
+                         floats, ints, done, excess, weights, prefix_2d, row, prefix):
+    """``predict_proba_forest`` for regression (``predict_value_tree`` per tree, the
+    prior the running mean ``moments[1]``). The work arrays are those of
+    ``prediction_work``; this one uses the one-dimensional ``prefix``, not
+    ``prefix_2d`` and ``row``."""
     if not finite_rows(X):
         return 0
     if not _fits(addresses, sizes, done):
@@ -198,14 +204,16 @@ def predict_value_forest(addresses, sizes, X, aggregate, extend, scale, out, flo
     work = _work(floats, ints, done, excess, weights)
     n_features = X.shape[1]
     no_depths = np.empty(0)
+    prior = moments[1]
     for t in range(addresses.shape[0]):
         tree = tree_at(addresses, sizes, t, n_features)
         capacity = sizes[t, SIZE_NODES]
-        if tree.meta[META_N_NODES] == 0:
+        if tree.meta[META_N_NODES] == 0:  # no row seen yet (online bagging): the prior
+            out += scale * prior
             continue
         _value_rows(tree, X, float_vector_at(addresses, t, COLUMN_STATS + 1, capacity),
-                    float_vector_at(addresses, t, COLUMN_STATS + 2, capacity),
-                    float_vector_at(addresses, t, COLUMN_STATS + 3, capacity),
+                    prior, float_vector_at(addresses, t, COLUMN_STATS + 3, capacity),
+                    float_vector_at(addresses, t, COLUMN_STATS + 4, capacity),
                     aggregate, extend, no_depths, scale, out, work, prefix)
         if aggregate:
             _clear_done(tree, X, ints[0], done)

@@ -4,9 +4,12 @@ Every node ``v`` of a tree keeps, in the tree's ``node_stats``:
 
 - its forecaster: weighted class counts ``counts[v, k]`` and their sum ``total[v]``
   (classification, Dirichlet forecaster ``(c_k + alpha) / (n + K alpha)``), or the
-  weighted count ``total[v]`` and running mean ``mean[v]`` (regression; an empty node
-  predicts 0);
-- ``log_weight[v] = -step * (cumulative loss of the forecaster of v)``;
+  weighted count ``total[v]``, running mean ``mean[v]`` and weighted sum of squared
+  deviations from it ``sq_dev[v]`` (regression; an empty node predicts the running
+  mean of the stream's targets, see ``target_moments``);
+- ``log_weight[v] = -step * (cumulative loss of the forecaster of v)``, where a
+  regression loss is the squared error in units of the stream's running standard
+  deviation at the time;
 - ``log_weight_tree[v]``: the log of the prior-weighted sum, over all prunings of the
   subtree of ``v``, of ``exp(-step * cumulative loss)`` (context tree weighting):
   ``log_weight[v]`` at a leaf, else ``log((exp(log_weight[v]) + exp(log_weight_tree[l]
@@ -21,6 +24,7 @@ import numpy as np
 from ..engine._jit import borrowed, inline_kernel, kernel
 from ..engine.extension import absorb_to_leaf, extend_to_leaf
 from ..engine.growth import new_node, sample_blocks
+from ..engine.layout import depth_first_order
 from ..engine.random import poisson
 from ..engine.tree import LEAF, META_N_NODES, META_ROOT, borrowed_tree
 
@@ -114,7 +118,7 @@ def _update_tree_weight(left, right, log_weight, log_weight_tree, node):
 @kernel
 def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weight,
                           log_weight_tree, step, dirichlet, split_pure, rng, bootstrap,
-                          max_nodes, onelearn):
+                          max_nodes, count_first):
     """Learn the rows ``start:`` of a batch, in order, in one tree (classification).
 
     For each row: extend the partition (a node inserted above ``sibling`` copies its
@@ -122,9 +126,10 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
     charge each node the weighted log loss of its forecaster *before* it sees the
     label, update its counts, recompute its CTW weight.
 
-    With ``onelearn`` (the convention of onelearn and river): the forecaster's total
-    already counts the row when it is scored (``(c_y + alpha) / (n + w + K alpha)``),
-    and a node is not charged for its first row: a fresh leaf starts at weight 0.
+    With ``count_first`` (``scoring="count_then_score"``, the order of the reference
+    implementations onelearn and river): the forecaster's total already counts the
+    row when it is scored (``(c_y + alpha) / (n + w + K alpha)``), and a node is not
+    charged for its first row: a fresh leaf starts at weight 0.
 
     With ``bootstrap``, the tree counts each row ``k ~ Poisson(1)`` times (drawn from
     its own stream; ``k = 0``: the tree does not see the row). With ``max_nodes``
@@ -139,7 +144,7 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
     excess, path, no_samples = _learn_work_space(tree, X)
     return _learn_classifier_rows(tree, X, keys, weights, start, counts, total,
                                   log_weight, log_weight_tree, step, dirichlet,
-                                  split_pure, rng, bootstrap, max_nodes, onelearn,
+                                  split_pure, rng, bootstrap, max_nodes, count_first,
                                   excess, path, no_samples)
 
 
@@ -153,7 +158,7 @@ def _learn_work_space(tree, X):
 @kernel
 def _learn_classifier_rows(tree, X, keys, weights, start, counts, total, log_weight,
                            log_weight_tree, step, dirichlet, split_pure, rng, bootstrap,
-                           max_nodes, onelearn, excess, path, no_samples):
+                           max_nodes, count_first, excess, path, no_samples):
     """The loop of ``learn_classifier_tree`` over borrowed arrays."""
     tree = borrowed_tree(tree)
     X, keys, weights, rng = borrowed(X), borrowed(keys), borrowed(weights), borrowed(rng)
@@ -184,8 +189,8 @@ def _learn_classifier_rows(tree, X, keys, weights, start, counts, total, log_wei
         k = keys[i]
         node = leaf
         while node >= 0:
-            if not (onelearn and fresh and node == leaf):
-                seen = total[node] + w if onelearn else total[node]
+            if not (count_first and fresh and node == leaf):
+                seen = total[node] + w if count_first else total[node]
                 p = (counts[node, k] + dirichlet) / (seen + prior_mass)
                 log_weight[node] = max(log_weight[node] + step * w * np.log(p),
                                        LOG_WEIGHT_FLOOR)
@@ -197,32 +202,63 @@ def _learn_classifier_rows(tree, X, keys, weights, start, counts, total, log_wei
 
 
 @kernel
-def learn_regressor_tree(tree, X, keys, y, weights, start, total, mean, log_weight,
-                         log_weight_tree, step, split_pure, rng, bootstrap,
-                         max_nodes, onelearn):
-    """Learn the rows ``start:`` of a batch in one tree (regression, squared loss).
+def target_moments(z, weights, moments, prior, spread):
+    """Running weighted moments of the stream's targets, row by row.
 
-    Same as ``learn_classifier_tree`` with running means; the loss of a node is
-    ``w * (mean - y)^2 / 2`` with its mean before the update (0 for an empty node;
-    with ``onelearn``, a fresh leaf is not charged for its first row).
-    ``keys`` are the bit patterns of the targets, so that ``split_pure=False`` keeps
-    together points with exactly the same target.
+    ``moments`` holds ``(total weight, mean, sum of squared deviations)`` of the
+    targets ``z`` seen so far and is updated in place (weighted Welford). For each
+    row ``i``: ``prior[i]``, the mean of the rows before it (the forecast of an
+    empty node when row ``i`` arrives; 0 before the first row), and ``spread[i]``,
+    the standard deviation of the rows up to and including it (the unit of the
+    losses of row ``i``; 0 while all targets are equal, when every forecast that
+    has seen a target is exact). Row by row, so that the values depend only on the
+    stream, not on how it is cut into batches.
     """
-    excess, path, no_samples = _learn_work_space(tree, X)
-    return _learn_regressor_rows(tree, X, keys, y, weights, start, total, mean,
-                                 log_weight, log_weight_tree, step, split_pure, rng,
-                                 bootstrap, max_nodes, onelearn, excess, path,
-                                 no_samples)
+    total, mean, sq_dev = moments[0], moments[1], moments[2]
+    for i in range(z.shape[0]):
+        prior[i] = mean
+        w = weights[i]
+        total += w
+        delta = z[i] - mean
+        mean += w * delta / total
+        sq_dev += w * delta * (z[i] - mean)
+        variance = sq_dev / total
+        spread[i] = np.sqrt(variance) if variance > 0.0 else 0.0
+    moments[0], moments[1], moments[2] = total, mean, sq_dev
 
 
 @kernel
-def _learn_regressor_rows(tree, X, keys, y, weights, start, total, mean, log_weight,
-                          log_weight_tree, step, split_pure, rng, bootstrap, max_nodes,
-                          onelearn, excess, path, no_samples):
+def learn_regressor_tree(tree, X, keys, y, weights, prior, spread, start, total, mean,
+                         sq_dev, log_weight, log_weight_tree, step, split_pure, rng,
+                         bootstrap, max_nodes, count_first):
+    """Learn the rows ``start:`` of a batch in one tree (regression, squared loss).
+
+    Same as ``learn_classifier_tree`` with running means (and sums of squared
+    deviations, for the predictive variance). The loss of a node is ``w * ((mean -
+    y) / spread)^2 / 2`` with its mean before the update: the squared error in units
+    of the targets' running standard deviation ``spread[i]`` (0 when ``spread[i]``
+    is 0); a fresh leaf's mean before its first row is ``prior[i]`` (with
+    ``count_first``, a fresh leaf is not charged for its first row). ``prior`` and
+    ``spread`` come from ``target_moments``. ``keys`` are the bit patterns of the
+    targets, so that ``split_pure=False`` keeps together points with exactly the same
+    target.
+    """
+    excess, path, no_samples = _learn_work_space(tree, X)
+    return _learn_regressor_rows(tree, X, keys, y, weights, prior, spread, start, total,
+                                 mean, sq_dev, log_weight, log_weight_tree, step,
+                                 split_pure, rng, bootstrap, max_nodes, count_first, excess,
+                                 path, no_samples)
+
+
+@kernel
+def _learn_regressor_rows(tree, X, keys, y, weights, prior, spread, start, total, mean,
+                          sq_dev, log_weight, log_weight_tree, step, split_pure, rng,
+                          bootstrap, max_nodes, count_first, excess, path, no_samples):
     """The loop of ``learn_regressor_tree`` over borrowed arrays."""
     tree = borrowed_tree(tree)
     X, keys, y, weights = borrowed(X), borrowed(keys), borrowed(y), borrowed(weights)
-    rng, total, mean = borrowed(rng), borrowed(total), borrowed(mean)
+    prior, spread = borrowed(prior), borrowed(spread)
+    rng, total, mean, sq_dev = borrowed(rng), borrowed(total), borrowed(mean), borrowed(sq_dev)
     log_weight, log_weight_tree = borrowed(log_weight), borrowed(log_weight_tree)
     excess, path, no_samples = borrowed(excess), borrowed(path), borrowed(no_samples)
     capacity = tree.parent.shape[0]
@@ -238,22 +274,55 @@ def _learn_regressor_rows(tree, X, keys, y, weights, start, total, mean, log_wei
         if new_parent >= 0:
             total[new_parent] = total[sibling]
             mean[new_parent] = mean[sibling]
+            sq_dev[new_parent] = sq_dev[sibling]
             log_weight[new_parent] = log_weight[sibling]
             log_weight_tree[new_parent] = log_weight_tree[sibling]
         if fresh:
             total[leaf] = 0.0
-            mean[leaf] = 0.0
+            mean[leaf] = prior[i]
+            sq_dev[leaf] = 0.0
             log_weight[leaf] = 0.0
             log_weight_tree[leaf] = 0.0
         target = y[i]
+        unit = spread[i]
         node = leaf
         while node >= 0:
             err = mean[node] - target
-            if not (onelearn and fresh and node == leaf):
-                log_weight[node] = max(log_weight[node] - step * w * 0.5 * err * err,
+            if unit > 0.0 and not (count_first and fresh and node == leaf):
+                r = err / unit
+                log_weight[node] = max(log_weight[node] - step * w * 0.5 * r * r,
                                        LOG_WEIGHT_FLOOR)
-            total[node] += w
-            mean[node] -= w * err / total[node]
+            if total[node] > 0.0:
+                total[node] += w
+                mean[node] -= w * err / total[node]
+                sq_dev[node] += w * err * (mean[node] - target)
+            else:  # an empty node: its mean is the prior until now
+                total[node] = w
+                mean[node] = target
             _update_tree_weight(tree.left, tree.right, log_weight, log_weight_tree, node)
             node = tree.parent[node]
     return X.shape[0]
+
+
+@kernel
+def node_variances(tree, total, sq_dev, prior_variance, prior_weight):
+    """Variance of each node's forecaster: its targets' variance, shrunk towards its
+    parent's (the root's towards ``prior_variance``) with the weight of
+    ``prior_weight`` points.
+
+    ``variance[v] = (sq_dev[v] + prior_weight * variance[parent]) / (total[v] +
+    prior_weight)``: the scale of a conjugate normal model of the node's targets
+    whose prior is its parent's variance. A node with few points (a leaf of one
+    point has no spread of its own) borrows the spread of the cells around it,
+    and never has variance 0 unless its ancestors' targets are all equal. Computed
+    top-down in depth-first order.
+    """
+    n_nodes = tree.meta[META_N_NODES]
+    variance = np.zeros(tree.parent.shape[0])
+    if n_nodes == 0:
+        return variance
+    for node in depth_first_order(tree.left, tree.right, tree.meta[META_ROOT], n_nodes):
+        parent = tree.parent[node]
+        above = variance[parent] if parent >= 0 else prior_variance
+        variance[node] = (sq_dev[node] + prior_weight * above) / (total[node] + prior_weight)
+    return variance

