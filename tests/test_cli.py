@@ -92,3 +92,27 @@ def test_demo_runs_on_a_short_stream(tmp_path, capsys):
                  "--no-progress", "--plot", str(png)])
     out = capsys.readouterr().out
     assert code == 0 and "Progressive accuracy" in out and png.stat().st_size > 1000
+
+
+def test_evaluation_compiles_before_the_clock_starts(monkeypatch):
+    """The throughput column must not count compile time: the library's models are
+    warmed on copies first, and the copies never touch the evaluated models."""
+    import numpy as np
+
+    from mondrianlearn import AMFClassifier
+    from mondrianlearn import evaluation
+    from mondrianlearn.evaluation import Learner, progressive_evaluation
+
+    seen = []
+    original = evaluation.warm_up
+    monkeypatch.setattr(evaluation, "warm_up",
+                        lambda learners, *a: seen.append(len(learners)) or original(learners, *a))
+    rng = np.random.RandomState(0)
+    X, y = rng.uniform(size=(300, 3)), rng.randint(2, size=300)
+    model = AMFClassifier(n_estimators=2, random_state=0)
+    progressive_evaluation([Learner("amf", model)], X, y, progress=False)
+    assert seen == [1]
+    reference = AMFClassifier(n_estimators=2, random_state=0)
+    for start in range(0, 300, 100):
+        reference.partial_fit(X[start:start + 100], y[start:start + 100], classes=[0, 1])
+    assert np.array_equal(model.predict_proba(X), reference.predict_proba(X))

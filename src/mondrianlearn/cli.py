@@ -199,8 +199,6 @@ def _evaluate(args):
 
 
 def _demo(args):
-    import numpy as np
-    from sklearn.base import clone
     from sklearn.ensemble import RandomForestClassifier
 
     from .datasets import load_electricity
@@ -225,13 +223,8 @@ def _demo(args):
                                        random_state=args.seed),
                 refit_every=args.refit_every),
     ]
-    # Compile the kernels (or load them from numba's cache) before the clock starts:
-    # the first run after installing would otherwise time the compiler. Two calls: the
-    # first samples the trees in batch, the second extends them online.
-    classes = np.unique(y)
-    for learner in learners[:2]:
-        model = clone(learner.model).partial_fit(X[:20], y[:20], classes=classes)
-        model.partial_fit(X[20:40], y[20:40]).predict_proba(X[:5])
+    # progressive_evaluation compiles the kernels (or loads them from numba's cache)
+    # before the clock starts, so that a first run does not time the compiler.
     traces = progressive_evaluation(learners, X, y, batch_size=args.batch_size,
                                     progress=not args.no_progress, description="demo")
     rows = [{"model": t.name, **t.summary} for t in traces]

@@ -54,8 +54,40 @@ def _is_classifier(model):
     return getattr(model, "_estimator_type", None) == "classifier" or hasattr(model, "predict_proba")
 
 
+def warm_up(learners, X, y, task):
+    """Compile the library's kernels (or load them from numba's disk cache) on copies
+    of the learners' models, so that timing them does not time the compiler.
+
+    Each model of this library is cloned and trained on the first rows as the
+    evaluation will train it (a batch, then online mini-batches and one row) and
+    asked to predict a batch and one row; other models are left alone.
+    """
+    from sklearn.base import clone
+
+    classification = task == "classification"
+    classes = np.unique(y) if classification else None
+    n = min(X.shape[0], 40)
+    half = max(n // 2, 1)
+    for lr in learners:
+        if (not type(lr.model).__module__.startswith("mondrianlearn.")
+                or not hasattr(lr.model, "get_params")):
+            continue
+        model = clone(lr.model)
+        if lr.refit_every is not None:
+            model.fit(X[:n], y[:n])
+        else:
+            extra = {"classes": classes} if classification else {}
+            model.partial_fit(X[:half], y[:half], **extra)
+            model.partial_fit(X[half:n], y[half:n])
+            model.partial_fit(X[n - 1:n], y[n - 1:n])
+        predict = model.predict_proba if classification else model.predict
+        predict(X[:n])
+        predict(X[:1])
+
+
 def progressive_evaluation(learners, X, y, *, batch_size=100, warmup=None, task=None,
-                           n_checkpoints=50, progress=True, description="stream"):
+                           n_checkpoints=50, progress=True, description="stream",
+                           compile_first=True):
     """Evaluate learners test-then-train on the stream ``(X, y)``.
 
     Parameters
@@ -76,6 +108,9 @@ def progressive_evaluation(learners, X, y, *, batch_size=100, warmup=None, task=
         Show a progress bar (tqdm) with the running metrics.
     description : str
         Label of the progress bar.
+    compile_first : bool, default=True
+        Run :func:`warm_up` first, so that the times (and samples per second) do not
+        include compiling the kernels on a first run.
 
     Returns
     -------
@@ -94,6 +129,8 @@ def progressive_evaluation(learners, X, y, *, batch_size=100, warmup=None, task=
     if warmup is None:
         warmup = max([batch_size] + [lr.refit_every or 0 for lr in learners])
     warmup = min(int(warmup), n)
+    if compile_first:
+        warm_up(learners, X, y, task)
     traces = [Trace(lr.name) for lr in learners]
     scored = {lr.name: _Scores(classes) for lr in learners}
     checkpoint_every = max(batch_size, (n // max(n_checkpoints, 1)) // batch_size * batch_size)
