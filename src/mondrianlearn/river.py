@@ -572,8 +572,8 @@ class AMFClassifier(_BackedClassifier):
     dirichlet : float, default=None
     use_aggregation : bool, default=True
     split_pure : bool, default=False
-    temporary_extension : bool, default=True
-    scoring : str, default="paper"
+    temporary_extension : bool, default=False
+    scoring : {"count_then_score", "before_update"}, default="count_then_score"
     bootstrap : bool, default=False
     max_nodes : int, default=None
     n_jobs : int, default=None
@@ -592,7 +592,7 @@ class AMFClassifier(_BackedClassifier):
     _small = {"n_estimators": 3}
 
     def __init__(self, n_estimators=10, step=1.0, dirichlet=None, use_aggregation=True,
-                 split_pure=False, temporary_extension=True, scoring="paper",
+                 split_pure=False, temporary_extension=False, scoring="count_then_score",
                  bootstrap=False, max_nodes=None, n_jobs=None, seed=None):
         _set_params(self, locals())
 
@@ -603,11 +603,11 @@ class AMFRegressor(_BackedRegressor):
     Parameters
     ----------
     n_estimators : int, default=10
-    step : float, default=1.0
+    step : float, default=64.0
     use_aggregation : bool, default=True
-    split_pure : bool, default=False
-    temporary_extension : bool, default=True
-    scoring : str, default="paper"
+    split_pure : bool, default=True
+    temporary_extension : bool, default=False
+    scoring : {"count_then_score", "before_update"}, default="count_then_score"
     bootstrap : bool, default=False
     max_nodes : int, default=None
     n_jobs : int, default=None
@@ -617,8 +617,8 @@ class AMFRegressor(_BackedRegressor):
     _backing = "mondrianlearn.amf:AMFRegressor"
     _small = {"n_estimators": 3}
 
-    def __init__(self, n_estimators=10, step=1.0, use_aggregation=True, split_pure=False,
-                 temporary_extension=True, scoring="paper", bootstrap=False,
+    def __init__(self, n_estimators=10, step=64.0, use_aggregation=True, split_pure=True,
+                 temporary_extension=False, scoring="count_then_score", bootstrap=False,
                  max_nodes=None, n_jobs=None, seed=None):
         _set_params(self, locals())
 
