@@ -5,10 +5,9 @@ from numbers import Real
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.multiclass import check_classification_targets
 
 from ..utils.fast_path import FAST_MAX_ROWS, ONES
-from ..utils.validation import check_classifier_batch, check_X_y_batch
+from ..utils.validation import check_classifier_batch, check_classifier_fit
 from ._base import BaseAMF
 
 
@@ -165,13 +164,8 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         -------
         self
         """
-        X, y, sample_weight = check_X_y_batch(
-            self, X, y, sample_weight, reset=True,
-            check_y=lambda y, w: check_classification_targets(y))
+        X, y, sample_weight = check_classifier_fit(self, X, y, sample_weight)
         self._warn_renamed_scoring()
-        seen = y[sample_weight > 0]  # rows of weight zero add no class
-        self.classes_ = np.unique(seen if seen.size else y)
-        self._classes_declared = False
         self._start(X.shape[1])
         self._learn_batch(X, y, sample_weight)
         self._trim()
@@ -212,10 +206,9 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         if checked is None:
             return self
         X, y, sample_weight, first = checked
-        seen = y[sample_weight > 0]  # rows of weight zero teach nothing, not even a label
         if first:
             self._start(X.shape[1])
-        self._add_new_classes(seen)
+        self._add_new_classes(y)  # a row of weight zero teaches nothing but its label
         self._learn_batch(X, y, sample_weight)
         self._remember_fast_state()
         return self

@@ -5,11 +5,10 @@ from numbers import Real
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.multiclass import check_classification_targets
 
 from ..utils.fast_path import FAST_MAX_ROWS, fast_call
 from ..utils.parallel import map_trees
-from ..utils.validation import check_classifier_batch, check_X_y_batch
+from ..utils.validation import check_classifier_batch, check_classifier_fit
 from ._base import BaseMondrianForest
 from ._smoothing import ikn_posterior, predict_proba_tree
 
@@ -118,11 +117,7 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         -------
         self
         """
-        X, y, sample_weight = check_X_y_batch(
-            self, X, y, sample_weight, reset=True,
-            check_y=lambda y, w: check_classification_targets(y))
-        self.classes_ = np.unique(y)
-        self._classes_declared = False
+        X, y, sample_weight = check_classifier_fit(self, X, y, sample_weight)
         self._start_model(X.shape[1], len(self.classes_))
         self._learn_batch(X, y, sample_weight)
         for tree in self.trees_:
@@ -162,10 +157,9 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         if checked is None:
             return self
         X, y, sample_weight, first = checked
-        seen = y[sample_weight > 0]  # rows of weight zero teach nothing, not even a label
         if first:
             self._start_model(X.shape[1], len(self.classes_))
-        self._add_new_classes(seen)
+        self._add_new_classes(y)  # a row of weight zero teaches nothing but its label
         self._learn_batch(X, y, sample_weight)
         self._remember_fast_state()
         return self

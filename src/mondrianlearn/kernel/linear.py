@@ -15,7 +15,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_co
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from ..engine.random import spawn_states
@@ -23,7 +22,8 @@ from ..engine.tree import LEAF
 from ..utils.fast_path import FAST_MAX_ROWS, ONES, fast_call
 from ..utils.parallel import map_trees
 from ..utils.estimator import TreeModelMixin
-from ..utils.validation import check_classifier_batch, check_X_predict, check_X_y_batch
+from ..utils.validation import (check_classifier_batch, check_classifier_fit, check_X_predict,
+                                check_X_y_batch)
 from ._features import (FastPartitionsMixin, assign_columns, csr_rows,
                         extend_partition_rows, feature_matrix, leaves_of, new_partition,
                         pruned_copy, sample_partition)
@@ -591,11 +591,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         -------
         self
         """
-        X, y, sample_weight = check_X_y_batch(
-            self, X, y, sample_weight, reset=True,
-            check_y=lambda y, w: check_classification_targets(y))
-        self.classes_ = np.unique(y)
-        self._classes_declared = False
+        X, y, sample_weight = check_classifier_fit(self, X, y, sample_weight)
         self._fit(X, y, sample_weight)
         self._remember_fast_state()
         return self
@@ -696,7 +692,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         if first:
             self._fit(X, y, sample_weight)
         else:
-            self._add_new_classes(y[sample_weight > 0])
+            self._add_new_classes(y)  # a row of weight zero teaches nothing but its label
             labels = self._labels(y)
             keep = sample_weight > 0
             X, labels, sample_weight = X[keep], labels[keep], sample_weight[keep]

@@ -60,10 +60,12 @@ class TreeModelMixin(FastPathMixin, VersionedStateMixin):
         The per-node class-count columns ``node_stats[stats_name]`` of every tree, the
         trees' node label keys and, when there is one, the shared sample store (its
         statistics columns and keys) are remapped to the merged classes; new classes
-        start with zero counts. With declared classes, an unseen label is an error.
+        start with zero counts. With declared classes, an unseen label is an error;
+        so is a label of another kind (string or number) than ``classes_``.
         """
-        from .validation import _check_declared
+        from .validation import _check_declared, check_same_label_kind
 
+        check_same_label_kind(y, self.classes_, "the classes learned so far (`classes_`)")
         _check_declared(self.classes_, y, self._classes_declared)
         new = np.setdiff1d(np.unique(y), self.classes_)
         if new.size == 0:

@@ -20,7 +20,7 @@ def check_X_y_batch(estimator, X, y, sample_weight, *, reset, y_numeric=False, c
                              ensure_min_samples=1, y_numeric=y_numeric)
         if y_numeric and not np.all(np.isfinite(np.asarray(y, dtype=np.float64))):
             raise ValueError("Input y contains NaN or infinity.")
-        # A later mini-batch of zero weights is allowed (it teaches nothing: a no-op).
+        # A later mini-batch of zero weights is allowed (it teaches no row).
         sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                              ensure_non_negative=True,
                                              allow_all_zero_weights=not reset)
@@ -67,33 +67,93 @@ def check_extent(estimator, X, *, reset):
     estimator._feature_range = np.vstack([low, high])
 
 
-def check_class_labels(estimator, y, sample_weight, classes, first):
+def label_kind(labels, name="y"):
+    """``"string"`` if every label is a string, ``"number"`` if none is.
+
+    Labels of one classifier must be all strings or all numbers, as in
+    scikit-learn (``sklearn.utils.multiclass.unique_labels``): NumPy would otherwise
+    turn numbers into strings when the two meet (``1`` becoming ``"1"``). Raises a
+    ``ValueError`` when ``labels`` mix the two kinds.
+
+    Parameters
+    ----------
+    labels : array-like
+        Labels as given by the caller (a list, a tuple, a NumPy array, a pandas
+        Series), before any conversion.
+    name : str, default="y"
+        What ``labels`` are, for the message.
+
+    Returns
+    -------
+    kind : {"string", "number"}
+    """
+    dtype = getattr(labels, "dtype", None)
+    kind = getattr(dtype, "kind", None)
+    if kind in ("U", "S"):
+        return "string"
+    if kind is not None and kind != "O":
+        return "number"
+    values = np.asarray(labels, dtype=object).ravel().tolist()
+    strings = sum(isinstance(v, (str, bytes)) for v in values)
+    if 0 < strings < len(values):
+        examples = ([repr(v) for v in values if isinstance(v, (str, bytes))][:1]
+                    + [repr(v) for v in values if not isinstance(v, (str, bytes))][:1])
+        raise ValueError(
+            f"Mix of label input types (string and number): {name} holds both, e.g. "
+            f"{' and '.join(examples)}. Labels of a classifier must be all strings or "
+            "all numbers.")
+    return "string" if strings else "number"
+
+
+def check_same_label_kind(y, classes, source):
+    """Refuse labels ``y`` of another kind (string or number) than ``classes``.
+
+    ``source`` says where ``classes`` come from, for the message.
+    """
+    expected, got = label_kind(classes), label_kind(y)
+    if got != expected:
+        shown = np.asarray(classes).tolist()
+        raise ValueError(
+            f"Mix of label input types (string and number): y holds {got}s but "
+            f"{source} are {expected}s ({shown!r}). Labels of a classifier must be "
+            "all strings or all numbers; convert them before training.")
+
+
+def check_class_labels(estimator, y, classes, first):
     """Label checks of a classifier's training batch (before any state changes).
 
-    Rows of weight zero teach nothing, not even a label. On a first call, returns
-    the sorted classes (``classes`` when given, else those seen) and whether they
-    were declared; afterwards, checks that ``classes`` (if given) did not change and
-    that no label lies outside declared classes, and returns ``(None, None)``.
+    Every label of ``y`` counts, even on rows of weight zero (as in scikit-learn,
+    whose ``classes_`` holds every label of ``y``): such a row teaches nothing but
+    its label is a class. On a first call, returns the sorted classes (``classes``
+    when given, else those of ``y``) and whether they were declared; afterwards,
+    checks that ``classes`` (if given) did not change and that no label lies outside
+    declared classes, and returns ``(None, None)``. Labels must be of the kind
+    (string or number) of the classes.
     """
     from sklearn.utils.multiclass import check_classification_targets
 
     check_classification_targets(y)
-    seen = y[sample_weight > 0]
     if first:
         declared = classes is not None
-        known = np.unique(np.asarray(classes)) if declared else np.unique(seen if seen.size else y)
-        _check_declared(known, seen, declared)
+        if declared:
+            check_same_label_kind(y, classes, "the declared `classes`")
+        known = np.unique(np.asarray(classes)) if declared else np.unique(y)
+        _check_declared(known, y, declared)
         return known, declared
-    if classes is not None and not np.array_equal(np.unique(classes), estimator.classes_):
-        raise ValueError(
-            f"`classes={np.unique(classes)!r}` differs from the classes of the first "
-            f"call to partial_fit, {estimator.classes_!r}.")
-    _check_declared(estimator.classes_, seen, estimator._classes_declared)
+    check_same_label_kind(y, estimator.classes_, "the classes learned so far (`classes_`)")
+    if classes is not None:
+        check_same_label_kind(classes, estimator.classes_,
+                              "the classes learned so far (`classes_`)")
+        if not np.array_equal(np.unique(classes), estimator.classes_):
+            raise ValueError(
+                f"`classes={np.unique(classes)!r}` differs from the classes of the first "
+                f"call to partial_fit, {estimator.classes_!r}.")
+    _check_declared(estimator.classes_, y, estimator._classes_declared)
     return None, None
 
 
 def _check_declared(classes, y, declared):
-    """With declared classes, any other label is an error."""
+    """With declared classes, any other label is an error (weighted zero or not)."""
     if not declared:
         return
     new = np.setdiff1d(np.unique(y), classes)
@@ -117,22 +177,48 @@ def check_empty_batch(estimator, X):
             f"expecting {estimator.n_features_in_} features as input.")
 
 
+def check_classifier_fit(estimator, X, y, sample_weight):
+    """Every check of a classifier's ``fit``, before any state changes.
+
+    Returns ``(X, y, sample_weight)`` and sets ``classes_`` to the sorted labels of
+    ``y`` (every label, also those of rows of weight zero, as scikit-learn does)
+    and ``_classes_declared`` to False.
+    """
+    from sklearn.utils.multiclass import check_classification_targets
+
+    label_kind(y)
+
+    def check_y(y, sample_weight):
+        check_classification_targets(y)
+
+    X, y, sample_weight = check_X_y_batch(estimator, X, y, sample_weight, reset=True,
+                                          check_y=check_y)
+    estimator.classes_ = np.unique(y)
+    estimator._classes_declared = False
+    return X, y, sample_weight
+
+
 def check_classifier_batch(estimator, X, y, sample_weight, classes):
     """Every check of a classifier's ``partial_fit``, before any state changes.
 
     Returns ``None`` for an empty mini-batch of a fitted model (a no-op), otherwise
     ``(X, y, sample_weight, first)``; on a first call the checked ``classes_`` (the
-    declared ones, or those seen) and ``_classes_declared`` are then set.
+    declared ones, or those of ``y``) and ``_classes_declared`` are then set. Later
+    labels of ``y``, weighted zero or not, join ``classes_`` when the caller learns
+    the batch (``TreeModelMixin._merge_new_classes``).
     """
     first = not hasattr(estimator, "trees_")
     if not first and is_empty_batch(X):
         check_empty_batch(estimator, X)
         return None
+    label_kind(y)
+    if classes is not None:
+        label_kind(classes, "`classes`")
     labels = {}
 
     def check_y(y, sample_weight):
         labels["classes"], labels["declared"] = check_class_labels(
-            estimator, y, sample_weight, classes, first)
+            estimator, y, classes, first)
 
     X, y, sample_weight = check_X_y_batch(estimator, X, y, sample_weight, reset=first,
                                           check_y=check_y)
