@@ -1,4 +1,4 @@
-"""Sample weights, online bagging (``bootstrap``) and rolling-weight boosting (issue 5)."""
+"""Sample weights, online bagging (``bootstrap``) and rolling-weight boosting."""
 
 import pickle
 
@@ -536,6 +536,43 @@ def test_boosting_predict_proba_is_the_normalised_weighted_vote(voting, iris):
     assert np.all((proba >= 0) & (proba <= 1))
     np.testing.assert_array_equal(model.predict(probe), model.classes_[proba.argmax(1)])
     assert model.score(X[100:], y[100:]) > 0.85
+
+
+@pytest.mark.parametrize("voting", ["hard", "soft"])
+def test_boosting_fast_and_full_paths_give_the_weighted_vote(voting, iris):
+    """A small call (the compiled fast path over all trees), the per-tree full path
+    (a call over ``FAST_MAX_ROWS`` rows) and the river entry point give the boosted
+    vote computed by hand from ``estimator_weights_``; not the plain average of the
+    trees that the forest classifier's helper computes."""
+    from mondrianlearn.utils.fast_path import FAST_MAX_ROWS
+
+    X, y = iris
+    model = MondrianBoostingClassifier(n_estimators=6, voting=voting, random_state=0)
+    for start in range(0, 150, 10):
+        model.partial_fit(X[start:start + 10], y[start:start + 10])
+    weights = model.estimator_weights_
+    assert np.all(weights > 0) and np.ptp(weights) > 1.0  # unequal votes
+    probe = np.ascontiguousarray(probe_points(X, n=200, seed=2))
+    expected = weighted_votes(model, probe, weights)
+    plain = weighted_votes(model, probe, np.ones(len(weights)))
+    assert np.abs(expected - plain).max() > 0.05  # the weights change the answer here
+
+    fast = model._predict_proba_fast(probe)  # the compiled call over the tree table
+    assert fast is not None
+    small = np.vstack([model.predict_proba(probe[i:i + 1]) for i in range(20)])
+    repeats = FAST_MAX_ROWS // len(probe) + 1
+    full = model.predict_proba(np.tile(probe, (repeats, 1)))[:len(probe)]
+    river_entry = model._predict_proba_validated(probe)
+    for proba in (fast, full, river_entry, model.predict_proba(probe)):
+        np.testing.assert_allclose(proba, expected, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(small, fast[:20])
+    np.testing.assert_array_equal(full, fast)
+    np.testing.assert_array_equal(model.predict(probe[:20]),
+                                  model.classes_[expected[:20].argmax(axis=1)])
+    # The forest classifier's fast helper averages the trees' probabilities with
+    # equal weights: a boosted model that inherited it would be caught above.
+    averaged = MondrianForestClassifier._predict_proba_fast(model, probe)
+    assert averaged is not None and np.abs(averaged - fast).max() > 0.05
 
 
 def test_boosting_without_useful_trees_votes_with_equal_weights(iris):

@@ -1,4 +1,4 @@
-"""scikit-learn's estimator conventions for the online ensembles (issue 5).
+"""scikit-learn's estimator conventions for the online ensembles.
 
 ``MondrianBoostingClassifier`` (both votings) and the Mondrian forests with online
 bagging (``bootstrap=True``) pass every check but one: with random per-row

@@ -1,4 +1,4 @@
-"""Online ensembles of Mondrian trees beyond plain averaging (seed 002).
+"""Online ensembles of Mondrian trees beyond plain averaging.
 
 Online bagging is the ``bootstrap`` option of every forest; rolling-weight boosting
 (Oza and Russell's online boosting) is :class:`MondrianBoostingClassifier`.

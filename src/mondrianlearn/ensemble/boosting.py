@@ -16,7 +16,7 @@ _NO_TARGETS = np.empty(0)
 
 
 class MondrianBoostingClassifier(MondrianForestClassifier):
-    """Online boosting of Mondrian trees ("rolling weight boosting", seed 002).
+    """Online boosting of Mondrian trees ("rolling weight boosting").
 
     Each example starts with weight ``lam = 1`` and visits the trees in order: tree
     ``t`` counts it ``k ~ Poisson(lam)`` times, then ``lam`` grows if the tree now
