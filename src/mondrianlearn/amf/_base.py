@@ -169,6 +169,12 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
             del work["predict"]  # a tree outgrew the work arrays
         return None
 
+    def _trained_trees(self):
+        """The trees that predictions average over: every tree (one that has seen no
+        row predicts the prior). As ``BaseMondrianForest._trained_trees``, it gives a
+        forest's weight in a merge and a shard's in :mod:`mondrianlearn.dask`."""
+        return self.trees_
+
     def _trim(self):
         for tree in self.trees_:
             tree.trim(renumber=True)
