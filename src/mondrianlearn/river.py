@@ -527,7 +527,7 @@ class MondrianForestClassifier(_BackedClassifier):
     >>> from mondrianlearn.river import MondrianForestClassifier
     >>> model = MondrianForestClassifier(n_estimators=10, seed=42)
     >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
-    Accuracy: ...
+    Accuracy: 89.91%
     """
 
     _backing = "mondrianlearn.forest:MondrianForestClassifier"
@@ -585,7 +585,7 @@ class AMFClassifier(_BackedClassifier):
     >>> from mondrianlearn.river import AMFClassifier
     >>> model = AMFClassifier(n_estimators=10, seed=42)
     >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
-    Accuracy: ...
+    Accuracy: 89.67%
     """
 
     _backing = "mondrianlearn.amf:AMFClassifier"
