@@ -2,59 +2,65 @@
 for bit (every tree has its own random stream and results are reduced in tree
 order)."""
 
-import importlib
-
 import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
-from mondrianlearn import MondrianForestClassifier, MondrianForestRegressor
-
-
-def _optional(module, name):
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        return None
-
-
-AMFClassifier = _optional("mondrianlearn.amf", "AMFClassifier")
-AMFRegressor = _optional("mondrianlearn.amf", "AMFRegressor")
-MondrianBoostingClassifier = _optional("mondrianlearn.ensemble", "MondrianBoostingClassifier")
+import mondrianlearn.utils.parallel as parallel
+from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianBoostingClassifier,
+                           MondrianForestClassifier, MondrianForestRegressor)
+from mondrianlearn.utils.fast_path import FAST_MAX_ROWS
 
 CLASSIFIERS = [
     pytest.param(lambda **kw: MondrianForestClassifier(**kw), id="MF"),
     pytest.param(lambda **kw: MondrianForestClassifier(bootstrap=True, **kw), id="MF-bootstrap"),
     pytest.param(lambda **kw: MondrianForestClassifier(max_nodes=41, min_samples_split=3, **kw),
                  id="MF-max_nodes"),
-    pytest.param(lambda **kw: AMFClassifier(**kw), id="AMFClassifier",
-                 marks=pytest.mark.skipif(AMFClassifier is None, reason="AMF not importable")),
-    pytest.param(lambda **kw: MondrianBoostingClassifier(**kw), id="Boosting",
-                 marks=pytest.mark.skipif(MondrianBoostingClassifier is None,
-                                          reason="MondrianBoostingClassifier not importable")),
+    pytest.param(lambda **kw: AMFClassifier(**kw), id="AMFClassifier"),
+    pytest.param(lambda **kw: MondrianBoostingClassifier(**kw), id="Boosting"),
 ]
 REGRESSORS = [
     pytest.param(lambda **kw: MondrianForestRegressor(**kw), id="MF"),
     pytest.param(lambda **kw: MondrianForestRegressor(bootstrap=True, **kw), id="MF-bootstrap"),
-    pytest.param(lambda **kw: AMFRegressor(**kw), id="AMFRegressor",
-                 marks=pytest.mark.skipif(AMFRegressor is None, reason="AMF not importable")),
+    pytest.param(lambda **kw: AMFRegressor(**kw), id="AMFRegressor"),
 ]
+
+# Calls of more than FAST_MAX_ROWS rows take the full path, the one that runs the
+# trees in threads (a small call is one compiled loop over the trees, whatever
+# n_jobs is): training batches and test sets are larger than that.
+N_TRAIN, BATCH, N_TEST = 1300, 650, 700
+assert BATCH > FAST_MAX_ROWS and N_TEST > FAST_MAX_ROWS
+
+
+@pytest.fixture
+def thread_pools(monkeypatch):
+    """Counts the thread pools that ``map_trees`` starts (positive control: the
+    ``n_jobs=2`` models must really run in threads)."""
+    started = []
+    real = parallel.Parallel
+
+    def counting(*args, **kwargs):
+        started.append(kwargs.get("n_jobs"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(parallel, "Parallel", counting)
+    return started
 
 
 @pytest.fixture(scope="module")
 def classification():
     rng = np.random.RandomState(0)
-    X = rng.uniform(size=(600, 5))
+    X = rng.uniform(size=(N_TRAIN, 5))
     y = (X[:, 0] + X[:, 1] > 1).astype(int) + (X[:, 2] > 0.6).astype(int)
-    return X[:450], y[:450], rng.uniform(-0.2, 1.2, size=(200, 5))
+    return X, y, rng.uniform(-0.2, 1.2, size=(N_TEST, 5))
 
 
 @pytest.fixture(scope="module")
 def regression():
     rng = np.random.RandomState(1)
-    X = rng.uniform(size=(600, 4))
-    y = np.sin(6 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.randn(600)
-    return X[:450], y[:450], rng.uniform(-0.2, 1.2, size=(200, 4))
+    X = rng.uniform(size=(N_TRAIN, 4))
+    y = np.sin(6 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.randn(N_TRAIN)
+    return X, y, rng.uniform(-0.2, 1.2, size=(N_TEST, 4))
 
 
 def assert_same_trees(a, b):
@@ -75,19 +81,25 @@ def _train(make, n_jobs, X, y, online):
     model = make(n_estimators=6, random_state=7, n_jobs=n_jobs)
     if not online:
         return model.fit(X, y)
-    for start in range(0, X.shape[0], 150):
-        model.partial_fit(X[start:start + 150], y[start:start + 150])
+    for start in range(0, X.shape[0], BATCH):
+        model.partial_fit(X[start:start + BATCH], y[start:start + BATCH])
     return model
 
 
 @pytest.mark.parametrize("online", [False, True], ids=["fit", "partial_fit"])
 @pytest.mark.parametrize("make", CLASSIFIERS)
-def test_classifier_two_threads_equal_one(make, online, classification):
+def test_classifier_two_threads_equal_one(make, online, classification, thread_pools):
     X, y, X_test = classification
     one = _train(make, 1, X, y, online)
+    proba = one.predict_proba(X_test)
+    assert thread_pools == []
     two = _train(make, 2, X, y, online)
+    if not isinstance(two, MondrianBoostingClassifier):  # boosting trains tree by tree
+        assert thread_pools, "training with n_jobs=2 ran no thread"
+    del thread_pools[:]
+    assert_array_equal(two.predict_proba(X_test), proba)
+    assert thread_pools, "predicting with n_jobs=2 ran no thread"
     assert_same_trees(one, two)
-    assert_array_equal(one.predict_proba(X_test), two.predict_proba(X_test))
     assert_array_equal(one.predict(X_test), two.predict(X_test))
     if hasattr(one, "apply"):
         assert_array_equal(one.apply(X_test), two.apply(X_test))
@@ -95,12 +107,17 @@ def test_classifier_two_threads_equal_one(make, online, classification):
 
 @pytest.mark.parametrize("online", [False, True], ids=["fit", "partial_fit"])
 @pytest.mark.parametrize("make", REGRESSORS)
-def test_regressor_two_threads_equal_one(make, online, regression):
+def test_regressor_two_threads_equal_one(make, online, regression, thread_pools):
     X, y, X_test = regression
     one = _train(make, 1, X, y, online)
+    prediction = one.predict(X_test)
+    assert thread_pools == []
     two = _train(make, 2, X, y, online)
+    assert thread_pools, "training with n_jobs=2 ran no thread"
+    del thread_pools[:]
+    assert_array_equal(two.predict(X_test), prediction)
+    assert thread_pools, "predicting with n_jobs=2 ran no thread"
     assert_same_trees(one, two)
-    assert_array_equal(one.predict(X_test), two.predict(X_test))
     if isinstance(one, MondrianForestRegressor):
         mean1, std1 = one.predict(X_test, return_std=True)
         mean2, std2 = two.predict(X_test, return_std=True)
