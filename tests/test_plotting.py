@@ -49,16 +49,28 @@ def test_painting_rejects_other_dimensions():
         plot_mondrian_tree(tree)
 
 
-def test_decision_functions_grid_and_aucs():
+def test_decision_functions_draw_fitted_models_without_refitting():
     from sklearn.ensemble import ExtraTreesClassifier
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import train_test_split
 
-    models = {"MF": MondrianForestClassifier(n_estimators=3, random_state=0),
-              "ET": ExtraTreesClassifier(n_estimators=3, random_state=0)}
     data = {k: v for k, v in toy_datasets(n_samples=80).items() if k != "linear"}
-    fig = plot_decision_functions(models, data, resolution=20)
+    splits, fitted = {}, {}
+    for name, (X, y) in data.items():
+        X_tr, X_te, y_tr, y_te = train_test_split(X, y, random_state=0, stratify=y)
+        splits[name] = (X_tr, y_tr, X_te, y_te)
+        fitted[name] = {
+            "MF": MondrianForestClassifier(n_estimators=3, random_state=0).fit(X_tr, y_tr),
+            "ET": ExtraTreesClassifier(n_estimators=3, random_state=0).fit(X_tr, y_tr)}
+    before = {(d, m): est.predict_proba(splits[d][2]) for d in fitted
+              for m, est in fitted[d].items()}
+    fig = plot_decision_functions(fitted, splits, resolution=20)
     assert len(fig.axes) == 4
-    assert set(fig.aucs) == {(d, m) for d in data for m in models}
-    assert all(0.5 < auc <= 1.0 for auc in fig.aucs.values())
+    assert set(fig.aucs) == {(d, m) for d in data for m in ("MF", "ET")}
+    for (d, m), auc in fig.aucs.items():
+        assert auc == roc_auc_score(splits[d][3], before[(d, m)][:, 1])
+        np.testing.assert_array_equal(fitted[d][m].predict_proba(splits[d][2]), before[(d, m)])
+        assert 0.5 < auc <= 1.0
     for ax in fig.axes:
         assert any(t.get_text().startswith("AUC") for t in ax.texts)
 
@@ -92,3 +104,54 @@ def test_progressive_two_panels_one_line_per_trace():
     assert len(fig.axes) == 2
     assert all(len(ax.lines) == 2 for ax in fig.axes)
     assert fig.axes[1].get_xscale() == "log"
+
+
+def _visible_labels(ticks):
+    return [t.label1 for t in ticks if t.label1.get_visible() and t.label1.get_text()]
+
+
+@pytest.mark.parametrize("seconds, min_labels", [
+    ([0.31, 0.45, 0.62, 0.88], 2),          # less than half a decade
+    ([0.05, 0.2, 0.9, 3.0], 3),             # under two decades
+    ([0.001, 0.1, 10.0, 400.0], 4),         # many decades
+    ([1e-6, 0.2, 3.0, 9.0], 3),             # a warm-up point without a metric
+])
+def test_progressive_time_axis_labels_do_not_overlap(seconds, min_labels):
+    warm_up = seconds[0] < 1e-3 and seconds[1] > 0.1
+    first = np.nan if warm_up else 0.6
+    traces = [Trace("online", [100, 200, 300, 400], [first, 0.7, 0.75, 0.8], seconds),
+              Trace("refit", [100, 200, 300, 400], [first, 0.6, 0.7, 0.8],
+                    [2 * s for s in seconds])]
+    fig = plot_progressive(traces, metric_name="accuracy")
+    fig.canvas.draw()
+    axis = fig.axes[1].xaxis
+    assert _visible_labels(axis.get_minor_ticks()) == []
+    lo, hi = fig.axes[1].get_xlim()
+    majors = [label for label in _visible_labels(axis.get_major_ticks())
+              if lo <= label.get_position()[0] <= hi]
+    assert min_labels <= len(majors) <= 8
+    boxes = sorted((label.get_window_extent() for label in majors), key=lambda b: b.x0)
+    assert all(left.x1 < right.x0 for left, right in zip(boxes, boxes[1:]))
+    assert all("$" not in label.get_text() for label in majors)  # plain numbers
+
+
+def test_progressive_has_a_title():
+    traces = [Trace("a", [100, 200], [0.5, 0.6], [0.1, 0.2])]
+    assert plot_progressive(traces, "accuracy").get_suptitle() != ""
+    fig = plot_progressive(traces, "accuracy", title="Elec2: test-then-train")
+    assert fig.get_suptitle() == "Elec2: test-then-train"
+
+
+def test_plotting_never_changes_the_backend(monkeypatch):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    previous = matplotlib.get_backend()
+    matplotlib.use("pdf")
+    try:
+        traces = [Trace("a", [100, 200], [0.5, 0.6], [0.1, 0.2])]
+        plot_progressive(traces, metric_name="accuracy")
+        X = np.linspace(-1, 1, 8)[:, None]
+        reg = MondrianForestRegressor(n_estimators=2, random_state=0).fit(X, X[:, 0])
+        plot_predictive_band(reg, X, X[:, 0], X)
+        assert matplotlib.get_backend().lower() == "pdf"
+    finally:
+        matplotlib.use(previous)

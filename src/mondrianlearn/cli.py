@@ -4,7 +4,12 @@
   against a random forest retrained on the same prefix (the README's main job).
 - ``mondrian evaluate DATA``: progressive (test-then-train) evaluation of any of the
   library's models on a CSV, LIBSVM or Parquet file or a known dataset, optionally
-  against baselines, with a progress bar, a table and a plot.
+  against baselines, with a progress bar, a table and a plot. It says what it read
+  (rows, columns, whether a header row was detected, the target, the task), warns
+  when the target is sorted (``--shuffle SEED``), and scales the features online.
+
+User errors (a missing or unreadable file, a bad option or parameter) are reported
+in one line on stderr with exit code 2, as argparse does for its own.
 - ``mondrian bench NAME``: rerun one of the papers' experiments from ``benchmarks/``.
 """
 
@@ -13,6 +18,7 @@ import ast
 import pickle
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 MODELS = {
@@ -74,34 +80,234 @@ def _parse_params(items):
     return params
 
 
+_LIBSVM_SUFFIXES = (".svm", ".libsvm", ".svmlight", ".svm.gz", ".libsvm.gz")
+_TABLE_SUFFIXES = (".csv", ".gz", ".svm", ".libsvm", ".svmlight", ".parquet", ".tsv", ".txt",
+                   ".data")
+_MISSING_MARKS = {"", "?", "na", "n/a", "nan", "null", "none"}
+_MAX_CATEGORIES = 64
+_HEADER_PROBE_ROWS = 200
+
+
+@dataclass
+class StreamInfo:
+    """What was read, for the summary printed before the evaluation."""
+
+    label: str
+    description: str
+    target: str
+
+
 def _load_data(args):
+    """Features, target and a description of what was read, from a file or a dataset."""
     import numpy as np
 
     from .datasets import (BENCHMARK_DATASETS, DataFileError, DatasetNotFoundError,
                            load_benchmark, load_electricity, load_file)
 
     source = args.data
-    if Path(source).exists() or any(source.lower().endswith(e) for e in (
-            ".csv", ".gz", ".svm", ".libsvm", ".parquet", ".tsv", ".txt")):
-        try:
-            X, y, _ = load_file(source, target=args.target)
-        except DataFileError as exc:
-            raise CommandError(str(exc)) from exc
-        return X, y, Path(source).name
+    path = Path(source)
+    if path.is_dir():
+        raise CommandError(f"{source} is a directory; give a CSV, LIBSVM or Parquet file.")
+    if path.exists() or source.lower().endswith(_TABLE_SUFFIXES):
+        if not path.exists():
+            raise CommandError(f"No such file: {source}")
+        name = path.name.lower()
+        if name.endswith(_LIBSVM_SUFFIXES) or name.endswith(".parquet"):
+            try:
+                X, y, names = load_file(path, target=args.target)
+            except DataFileError as exc:
+                raise CommandError(str(exc)) from exc
+            except (ValueError, OSError, ImportError) as exc:
+                raise CommandError(f"Could not read {source}: {exc}") from exc
+            kind = "Parquet" if name.endswith(".parquet") else "LIBSVM"
+            target = ("the label of each row" if kind == "LIBSVM"
+                      else f"column {args.target or 'the last'}")
+            info = StreamInfo(path.name, f"{path.name} ({kind}): {X.shape[0]} rows, "
+                                         f"{X.shape[1]} features.", f"Target: {target}.")
+            return X, y, info
+        return _read_csv(path, args.header, args.target)
     if source == "electricity":
         X, y = load_electricity()
-        return X, y, source
+        return X, y, StreamInfo(source, f"electricity (the bundled Elec2 stream): "
+                                        f"{X.shape[0]} rows, {X.shape[1]} features.",
+                                "Target: UP or DOWN.")
     if source in BENCHMARK_DATASETS:
         try:
             data = load_benchmark(source)
         except DatasetNotFoundError as exc:
             raise CommandError(str(exc)) from exc
         if "X" in data:
-            return data["X"], data["y"], source
-        return (np.vstack([data["X_train"], data["X_test"]]),
-                np.concatenate([data["y_train"], data["y_test"]]), source)
+            X, y, parts = data["X"], data["y"], ""
+        else:
+            X = np.vstack([data["X_train"], data["X_test"]])
+            y = np.concatenate([data["y_train"], data["y_test"]])
+            parts = " (training rows, then test rows)"
+        return X, y, StreamInfo(source, f"{source}: {X.shape[0]} rows{parts}, "
+                                        f"{X.shape[1]} features.", "Target: the dataset's.")
     raise CommandError(f"No such file or dataset: {source!r} (datasets: electricity, "
                        f"{', '.join(sorted(BENCHMARK_DATASETS))}).")
+
+
+def _read_table(path, **options):
+    """``pandas.read_csv`` with the separator guessed, as UTF-8 (a byte-order mark
+    allowed) or else Latin-1; reading errors become one-line command errors."""
+    import csv
+
+    import pandas as pd
+
+    sep = "\t" if ".tsv" in path.name.lower() else None
+    for encoding in ("utf-8-sig", "latin-1"):
+        try:
+            return pd.read_csv(path, sep=sep, engine="python", skipinitialspace=True,
+                               encoding=encoding, **options)
+        except UnicodeDecodeError:
+            continue
+        except pd.errors.EmptyDataError as exc:
+            raise CommandError(f"{path} is empty.") from exc
+        except (pd.errors.ParserError, csv.Error, ValueError, OSError) as exc:
+            raise CommandError(f"Could not read {path} as a table: {exc}") from exc
+    raise CommandError(f"Could not decode {path} (neither UTF-8 nor Latin-1).")
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def detect_header(rows):
+    """Decide whether the first row of a table holds column names.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame of str
+        The first rows of the file read without a header, cells as text.
+
+    Returns
+    -------
+    has_header : bool
+    reason : str
+        Why, in a few words, for the summary printed to the user.
+
+    Notes
+    -----
+    Empty cells and the usual marks of missing values (``?``, ``NA``, ``nan``, ...)
+    are ignored. In order:
+
+    1. a column whose other cells are all numbers but whose first cell is not:
+       a header;
+    2. numeric columns whose first cells are numbers too: no header, unless the
+       first row is ``0, 1, ..., k - 1`` or ``1, 2, ..., k`` (columns numbered, as in
+       some UCI files);
+    3. text only: a header when no first cell occurs again below it in its column.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> detect_header(pd.DataFrame([["x", "y"], ["1.5", "a"], ["2", "b"]]))
+    (True, 'text above numeric columns')
+    >>> detect_header(pd.DataFrame([["0.3", "a"], ["1.5", "b"], ["2", "a"]]))
+    (False, 'the first row is numeric like the rows below')
+    """
+    first = [str(v).strip() for v in rows.iloc[0]]
+    rest = rows.iloc[1:]
+    present = [v.lower() not in _MISSING_MARKS for v in first]
+    numeric_columns = []
+    for j in range(rows.shape[1]):
+        values = [str(v).strip() for v in rest.iloc[:, j]]
+        values = [v for v in values if v.lower() not in _MISSING_MARKS]
+        numeric_columns.append(bool(values) and all(_is_number(v) for v in values))
+    if rest.shape[0] == 0:
+        if all(_is_number(v) for v, p in zip(first, present) if p):
+            return False, "a single numeric row"
+        return True, "a single row with text"
+    if any(num and p and not _is_number(v)
+           for num, p, v in zip(numeric_columns, present, first)):
+        return True, "text above numeric columns"
+    if any(numeric_columns):
+        if all(p and _is_number(v) for p, v in zip(present, first)):
+            numbers = [float(v) for v in first]
+            k = len(numbers)
+            if numbers in (list(map(float, range(k))), list(map(float, range(1, k + 1)))):
+                return True, "the first row numbers the columns"
+        return False, "the first row is numeric like the rows below"
+    repeated = any(p and v in set(str(w).strip() for w in rest.iloc[:, j])
+                   for j, (p, v) in enumerate(zip(present, first)))
+    if repeated:
+        return False, "the first row's values occur again below"
+    return True, "the first row's values do not occur below"
+
+
+def _read_csv(path, header, target):
+    """Features, target and a description from a delimited text file.
+
+    ``header`` is True or False when given on the command line, otherwise
+    :func:`detect_header` decides from the first rows.
+    """
+    import numpy as np
+    import pandas as pd
+
+    if path.stat().st_size == 0:
+        raise CommandError(f"{path} is empty.")
+    if header is None:
+        probe = _read_table(path, header=None, dtype=str, keep_default_na=False,
+                            nrows=_HEADER_PROBE_ROWS)
+        header, reason = detect_header(probe)
+        how = (f"header row detected ({reason}; --no-header if it is data)" if header
+               else f"no header row ({reason}; --header if it is one)")
+    else:
+        how = "header row (--header)" if header else "no header row (--no-header)"
+    frame = _read_table(path, header=0 if header else None)
+    if frame.shape[1] < 2:
+        raise CommandError(f"{path} has {frame.shape[1]} column(s); need features and a "
+                           f"target.")
+    columns = [str(c) for c in frame.columns]
+    frame.columns = columns
+    if target is None:
+        index = len(columns) - 1
+    elif str(target) in columns:
+        index = columns.index(str(target))
+    elif str(target).lstrip("-").isdigit() and -len(columns) <= int(target) < len(columns):
+        index = int(target) % len(columns)
+    else:
+        shown = columns if len(columns) <= 12 else columns[:12] + ["..."]
+        raise CommandError(f"Unknown target column {target!r}; the columns are {shown}"
+                           + ("" if header else " (no header: give an index)") + ".")
+    target_name = columns[index]
+    y = frame[target_name].to_numpy()
+    missing = int(pd.isna(frame[target_name]).sum())
+    if missing:
+        raise CommandError(f"The target column {target_name!r} has {missing} missing "
+                           f"value(s); drop those rows first.")
+    blocks, encoded = [], []
+    for col in columns:
+        if col == target_name:
+            continue
+        values = frame[col]
+        if pd.api.types.is_bool_dtype(values) or pd.api.types.is_numeric_dtype(values):
+            blocks.append(values.to_numpy(dtype=np.float64)[:, None])
+            continue
+        text = values.astype(str).to_numpy()
+        categories = np.unique(text)
+        if len(categories) > _MAX_CATEGORIES:
+            raise CommandError(
+                f"Column {col!r} is not numeric and has {len(categories)} distinct values "
+                f"(at most {_MAX_CATEGORIES} are one-hot encoded); drop or encode it.")
+        blocks.append((text[:, None] == categories[None, :]).astype(np.float64))
+        encoded.append(col)
+    X = np.hstack(blocks)
+    names = columns if len(columns) <= 8 else columns[:8] + ["..."]
+    read = f"{path.name}: {frame.shape[0]} rows, {len(columns)} columns; {how}"
+    read += f": {', '.join(names)}." if header else "."
+    target_text = (f"Target: column {index} ({target_name!r})" if header
+                   else f"Target: column {index}")
+    target_text += " (the last)" if index == len(columns) - 1 else ""
+    target_text += f"; {X.shape[1]} features"
+    if encoded:
+        target_text += f" ({', '.join(encoded)} one-hot encoded)"
+    return X, y, StreamInfo(path.name, read, target_text + ".")
 
 
 def _task(y, requested):
@@ -109,7 +315,57 @@ def _task(y, requested):
         return requested
     from sklearn.utils.multiclass import type_of_target
 
-    return "regression" if type_of_target(y) == "continuous" else "classification"
+    try:
+        kind = type_of_target(y)
+    except ValueError as exc:
+        raise CommandError(f"Cannot tell the task from the target ({exc}); give --task.") from exc
+    return "regression" if kind == "continuous" else "classification"
+
+
+def _describe_task(y, task, requested):
+    """The task in words, checking that the target fits it."""
+    import numpy as np
+
+    how = "given" if requested else "inferred; --task to change"
+    if task == "regression":
+        try:
+            values = np.asarray(y, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise CommandError("--task regression needs a numeric target.") from exc
+        return f"Task: regression ({how}), target from {values.min():.4g} to {values.max():.4g}."
+    classes = np.unique(y)
+    if classes.size < 2:
+        raise CommandError(f"The target has a single value ({classes[0]}) in the rows used: "
+                           f"nothing to classify (is the file sorted by class? --shuffle "
+                           f"SEED).")
+    shown = ", ".join(str(c) for c in classes[:10]) + (", ..." if classes.size > 10 else "")
+    return f"Task: classification ({how}), {classes.size} classes: {shown}."
+
+
+def _check_params(name, model):
+    """Check a model's parameters now rather than at its first fit."""
+    try:
+        model._validate_params()
+    except (ValueError, TypeError) as exc:
+        raise CommandError(f"Bad --param for {name}: {exc}") from exc
+
+
+def _check_plot_path(path):
+    """A figure path that can be written: an existing folder and a known format."""
+    if path is None:
+        return
+    target = Path(path)
+    if not target.parent.exists():
+        raise CommandError(f"Cannot write {path}: the folder {target.parent} does not exist.")
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        return
+    formats = Figure().canvas.get_supported_filetypes()
+    suffix = target.suffix.lstrip(".").lower()
+    if suffix not in formats:
+        raise CommandError(f"Cannot write {path}: the figure format is taken from the "
+                           f"extension, one of {', '.join(sorted(formats))}.")
 
 
 def _baseline(name, task, args):
@@ -125,6 +381,7 @@ def _baseline(name, task, args):
         label = f"{kind}{' (max_features=1)' if extra else ''}, refit every {args.refit_every}"
         model = cls(n_estimators=args.baseline_trees, n_jobs=args.n_jobs,
                     random_state=args.seed, **extra)
+        _check_params(name, model)
         return Learner(label, model, refit_every=args.refit_every)
     if name in ("river-amf", "river-arf"):
         try:
@@ -141,9 +398,14 @@ def _baseline(name, task, args):
 def _evaluate(args):
     import numpy as np
 
-    from .evaluation import Learner, format_table, progressive_evaluation
+    from .evaluation import Learner, format_table, ordered_target_message, progressive_evaluation
 
-    X, y, label = _load_data(args)
+    _check_plot_path(args.plot)
+    X, y, info = _load_data(args)
+    print(f"Read {info.description}")
+    if args.shuffle is not None:
+        order = np.random.RandomState(args.shuffle).permutation(X.shape[0])
+        X, y = X[order], y[order]
     if args.n_samples:
         X, y = X[: args.n_samples], y[: args.n_samples]
     if X.shape[0] < 2:
@@ -151,9 +413,8 @@ def _evaluate(args):
     if not np.all(np.isfinite(X)):
         raise CommandError("The features contain NaN or infinite values; clean them first.")
     task = _task(y, args.task)
-    if args.scale:
-        lo, hi = X.min(axis=0), X.max(axis=0)
-        X = (X - lo) / np.where(hi > lo, hi - lo, 1.0)
+    print(info.target)
+    print(_describe_task(y, task, args.task))
     learners = []
     params = _parse_params(args.param)
     for name in args.model or ["mondrian-forest"]:
@@ -168,13 +429,30 @@ def _evaluate(args):
             model = cls(**kwargs)
         except TypeError as exc:
             raise CommandError(f"Bad --param for {name}: {exc}") from exc
+        _check_params(name, model)
         learners.append(Learner(f"{name} (online)", model))
     for name in args.baseline or []:
         learners.append(_baseline(name, task, args))
-    print(f"{label}: {X.shape[0]} samples, {X.shape[1]} features, {task}; test-then-train "
-          f"in mini-batches of {args.batch_size}.", flush=True)
+    rows_used = f"the first {X.shape[0]} rows" if args.n_samples else f"{X.shape[0]} rows"
+    row_order = (f"shuffled with seed {args.shuffle}" if args.shuffle is not None
+                 else "in file order")
+    scaling = ("features min-max scaled online (each batch with the minimum and maximum of "
+               "the rows before it)" if args.scale else "features not scaled")
+    print(f"Test-then-train on {rows_used} {row_order}, in mini-batches of {args.batch_size}; "
+          f"{scaling}.", flush=True)
+    message = ordered_target_message(y, task)
+    if message is not None:
+        print(f"mondrian: warning: {message}; progressive metrics then measure the row "
+              f"order: pass --shuffle SEED unless the rows are in time order.",
+              file=sys.stderr, flush=True)
+    scaler = None
+    if args.scale:
+        from sklearn.preprocessing import MinMaxScaler
+
+        scaler = MinMaxScaler()
     traces = progressive_evaluation(learners, X, y, batch_size=args.batch_size, task=task,
-                                    progress=not args.no_progress, description=label)
+                                    progress=not args.no_progress, description=info.label,
+                                    scaler=scaler)
     rows = []
     for lr, t in zip(learners, traces):
         row = {"model": t.name, **t.summary}
@@ -192,7 +470,8 @@ def _evaluate(args):
         from .plotting import plot_progressive
 
         name = "progressive accuracy" if task == "classification" else "progressive MSE"
-        fig = plot_progressive(traces, metric_name=name)
+        fig = plot_progressive(traces, metric_name=name,
+                               title=f"{info.label}: test-then-train, {X.shape[0]} rows")
         fig.savefig(args.plot, dpi=120, bbox_inches="tight")
         print(f"\nFigure written to {args.plot}")
     return 0
@@ -205,6 +484,7 @@ def _demo(args):
     from .evaluation import Learner, format_table, progressive_evaluation
     from .forest import MondrianForestClassifier
 
+    _check_plot_path(args.plot)
     X, y = load_electricity(n_samples=args.n_samples)
     print(f"Elec2 stream: {X.shape[0]} samples, {X.shape[1]} features, "
           f"classes {sorted(set(y.tolist()))}. Test-then-train in mini-batches of "
@@ -242,7 +522,9 @@ def _demo(args):
         try:
             from .plotting import plot_progressive
 
-            fig = plot_progressive(traces, metric_name="progressive accuracy")
+            fig = plot_progressive(traces, metric_name="progressive accuracy",
+                                   title=f"Elec2 stream: test-then-train, {X.shape[0]} "
+                                         f"samples")
         except ImportError:
             print("(matplotlib is not installed: no figure; pip install 'mondrian-learn[plot]')")
             return 0
@@ -262,6 +544,31 @@ def _benchmarks_folder():
                        "clone of the mondrian-learn repository.")
 
 
+def _fit_toy_models(test_size=0.3, random_state=0):
+    """The AMF paper's figure 1 experiment: each model of ``default_toy_models``
+    fitted on the training part of each of ``toy_datasets``.
+
+    Returns
+    -------
+    fitted : dict of str to dict of str to classifier
+        ``fitted[dataset][model]``.
+    splits : dict of str to tuple (X_train, y_train, X_test, y_test)
+    """
+    from sklearn.base import clone
+    from sklearn.model_selection import train_test_split
+
+    from .plotting import default_toy_models, toy_datasets
+
+    models = default_toy_models(random_state)
+    fitted, splits = {}, {}
+    for data_name, (X, y) in toy_datasets(random_state=random_state).items():
+        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=test_size,
+                                                  random_state=random_state, stratify=y)
+        splits[data_name] = (X_tr, y_tr, X_te, y_te)
+        fitted[data_name] = {m: clone(model).fit(X_tr, y_tr) for m, model in models.items()}
+    return fitted, splits
+
+
 def _bench_in_package(name, out):
     """The experiments that are plotting functions of the package."""
     import numpy as np
@@ -271,7 +578,7 @@ def _bench_in_package(name, out):
 
     out.mkdir(parents=True, exist_ok=True)
     if name == "amf-toy":
-        fig = plot_decision_functions()
+        fig = plot_decision_functions(*_fit_toy_models())
         path = out / "amf_toy_decision_functions.png"
         fig.savefig(path, dpi=110, bbox_inches="tight")
         models = list(dict.fromkeys(m for _, m in fig.aucs))
@@ -340,6 +647,37 @@ def _bench(args):
     return proc.returncode
 
 
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _seed(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"expected an integer from 0 to 2**32 - 1, got {text!r}")
+    return value
+
+
+def _n_jobs(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"expected a non-zero integer (-1: all cores), "
+                                         f"got {text!r}")
+    return value
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="mondrian",
                                      description="Learning with the Mondrian process.")
@@ -347,16 +685,16 @@ def build_parser():
 
     demo = sub.add_parser("demo", help="online Mondrian forest and AMF on the bundled Elec2 "
                                        "stream, against a retrained random forest")
-    demo.add_argument("--n-samples", type=int, default=20000,
+    demo.add_argument("--n-samples", type=_positive_int, default=20000,
                       help="length of the stream (default: 20000; 45312 for all of it)")
-    demo.add_argument("--batch-size", type=int, default=100)
-    demo.add_argument("--n-estimators", type=int, default=10,
+    demo.add_argument("--batch-size", type=_positive_int, default=100)
+    demo.add_argument("--n-estimators", type=_positive_int, default=10,
                       help="trees of the Mondrian forest and of AMF")
-    demo.add_argument("--rf-trees", type=int, default=50, help="random forest trees")
-    demo.add_argument("--refit-every", type=int, default=2000,
+    demo.add_argument("--rf-trees", type=_positive_int, default=50, help="random forest trees")
+    demo.add_argument("--refit-every", type=_positive_int, default=2000,
                       help="samples between two refits of the random forest")
-    demo.add_argument("--n-jobs", type=int, default=None)
-    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--n-jobs", type=_n_jobs, default=None)
+    demo.add_argument("--seed", type=_seed, default=0)
     demo.add_argument("--plot", metavar="FILE", default="mondrian_demo.png",
                       help="PNG of the curves (default: mondrian_demo.png)")
     demo.add_argument("--no-plot", dest="plot", action="store_const", const=None,
@@ -368,6 +706,12 @@ def build_parser():
     ev.add_argument("data", help="CSV/LIBSVM/Parquet file, 'electricity' (bundled) or a "
                                  "benchmark dataset name")
     ev.add_argument("--target", help="target column (name or index; default: last)")
+    header = ev.add_mutually_exclusive_group()
+    header.add_argument("--header", dest="header", action="store_true", default=None,
+                        help="the first row of the CSV file holds the column names "
+                             "(default: detected)")
+    header.add_argument("--no-header", dest="header", action="store_false",
+                        help="the first row of the CSV file is data")
     ev.add_argument("--task", choices=["classification", "regression"])
     ev.add_argument("--model", action="append", choices=sorted(MODELS),
                     help="model to evaluate online (repeatable; default: mondrian-forest)")
@@ -375,15 +719,21 @@ def build_parser():
                     help="model parameter, e.g. --param n_estimators=50 (repeatable)")
     ev.add_argument("--baseline", action="append", choices=sorted(BASELINES),
                     help="baseline to compare with (repeatable)")
-    ev.add_argument("--baseline-trees", type=int, default=100)
-    ev.add_argument("--refit-every", type=int, default=1000,
+    ev.add_argument("--baseline-trees", type=_positive_int, default=100)
+    ev.add_argument("--refit-every", type=_positive_int, default=1000,
                     help="samples between refits of batch baselines")
-    ev.add_argument("--batch-size", type=int, default=100)
-    ev.add_argument("--n-samples", type=int, help="use only the first N rows")
+    ev.add_argument("--batch-size", type=_positive_int, default=100)
+    ev.add_argument("--n-samples", type=_positive_int,
+                    help="use only the first N rows (after --shuffle)")
+    ev.add_argument("--shuffle", type=_seed, metavar="SEED",
+                    help="shuffle the rows with this seed first (for files sorted by class "
+                         "or target; not for time-ordered streams)")
     ev.add_argument("--no-scale", dest="scale", action="store_false",
-                    help="do not min-max scale the features (scaled by default, as in the papers)")
-    ev.add_argument("--n-jobs", type=int, default=None)
-    ev.add_argument("--seed", type=int, default=0)
+                    help="do not scale the features (by default they are min-max scaled "
+                         "online: each batch with the minimum and maximum of the rows "
+                         "before it)")
+    ev.add_argument("--n-jobs", type=_n_jobs, default=None)
+    ev.add_argument("--seed", type=_seed, default=0)
     ev.add_argument("--plot", metavar="FILE", help="write a PNG of the metric against "
                                                    "samples and time")
     ev.add_argument("--no-progress", action="store_true")

@@ -6,6 +6,10 @@ batch; batch learners (such as scikit-learn's random forests) are refit from scr
 on the whole prefix every ``refit_every`` samples, which is what one has to do
 without an online learner. All learners are scored on the same samples: those after
 the first ``warmup`` samples.
+
+Features may be scaled online (``scaler``): each batch is predicted with the
+statistics of the rows seen before it, and only then added to them, so that no
+prediction depends on rows that come later in the stream.
 """
 
 import time
@@ -87,7 +91,7 @@ def warm_up(learners, X, y, task):
 
 def progressive_evaluation(learners, X, y, *, batch_size=100, warmup=None, task=None,
                            n_checkpoints=50, progress=True, description="stream",
-                           compile_first=True):
+                           compile_first=True, scaler=None):
     """Evaluate learners test-then-train on the stream ``(X, y)``.
 
     Parameters
@@ -111,17 +115,32 @@ def progressive_evaluation(learners, X, y, *, batch_size=100, warmup=None, task=
     compile_first : bool, default=True
         Run :func:`warm_up` first, so that the times (and samples per second) do not
         include compiling the kernels on a first run.
+    scaler : transformer with ``partial_fit`` and ``transform``, default=None
+        Scale the features online, for instance with
+        :class:`sklearn.preprocessing.MinMaxScaler` (a clone is used). Each batch
+        is predicted with the scaler as fitted on the rows before it; the batch is
+        then added to the scaler with ``partial_fit`` and learned scaled with the
+        updated statistics. Batch learners are refit on the prefix scaled with the
+        statistics of that prefix. ``None``: the features are used as they are.
 
     Returns
     -------
     traces : list of Trace
         One per learner, with curves and a ``summary`` dict of final metrics
-        (accuracy, log loss, ROC AUC for two classes; or MSE and MAE), samples per
-        second and model size when the model reports ``model_size_``.
+        (accuracy, log loss and ROC AUC, one-vs-rest macro-averaged when there are
+        more than two classes; or MSE and MAE), samples per second and model size
+        when the model reports ``model_size_``.
     """
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     n = X.shape[0]
+    batch_size = int(batch_size)
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
+    if scaler is not None:
+        from sklearn.base import clone
+
+        scaler = clone(scaler)
     if task is None:
         task = "classification" if _is_classifier(learners[0].model) else "regression"
     classification = task == "classification"
@@ -146,22 +165,29 @@ def progressive_evaluation(learners, X, y, *, batch_size=100, warmup=None, task=
     while start < n:
         stop = min(start + batch_size, n)
         Xb, yb = X[start:stop], y[start:stop]
+        # The batch is tested with the scaling of the rows before it (start > 0
+        # whenever a learner is fitted), then learned with the batch included.
+        X_test = scaler.transform(Xb) if scaler is not None and start > 0 else Xb
+        if scaler is not None:
+            scaler.partial_fit(Xb)
+        X_train = scaler.transform(Xb) if scaler is not None else Xb
         for k, (lr, trace) in enumerate(zip(learners, traces)):
             # Test on the part of the batch past the warm-up, then train.
             if fitted[k] and stop > warmup:
                 lo = max(start, warmup) - start
                 tic = time.perf_counter()
-                scored[lr.name].add(lr.model, Xb[lo:], yb[lo:], classification)
+                scored[lr.name].add(lr.model, X_test[lo:], yb[lo:], classification)
                 trace.predict_seconds += time.perf_counter() - tic
             tic = time.perf_counter()
             if lr.refit_every is None:
                 if classification and not fitted[k]:
-                    lr.model.partial_fit(Xb, yb, classes=classes)
+                    lr.model.partial_fit(X_train, yb, classes=classes)
                 else:
-                    lr.model.partial_fit(Xb, yb)
+                    lr.model.partial_fit(X_train, yb)
                 fitted[k] = True
             elif stop - last_refit[k] >= lr.refit_every or not fitted[k] and stop >= lr.refit_every:
-                lr.model.fit(X[:stop], y[:stop])
+                prefix = scaler.transform(X[:stop]) if scaler is not None else X[:stop]
+                lr.model.fit(prefix, y[:stop])
                 fitted[k] = True
                 last_refit[k] = stop
             trace.train_seconds += time.perf_counter() - tic
@@ -171,8 +197,7 @@ def progressive_evaluation(learners, X, y, *, batch_size=100, warmup=None, task=
                 trace.seconds.append(trace.train_seconds + trace.predict_seconds)
         if bar is not None:
             bar.update(stop - start)
-            bar.set_postfix({lr.name[:12]: f"{scored[lr.name].main_metric(classification):.4f}"
-                             for lr in learners}, refresh=False)
+            bar.set_postfix(_progress_postfix(learners, scored, classification), refresh=False)
         start = stop
     if bar is not None:
         bar.close()
@@ -187,6 +212,73 @@ def progressive_evaluation(learners, X, y, *, batch_size=100, warmup=None, task=
     return traces
 
 
+def _progress_postfix(learners, scored, classification):
+    """The running metric of each learner for the progress bar, under its full name;
+    a dash while the learner has no scored sample yet (during the warm-up)."""
+    postfix = {}
+    for lr in learners:
+        value = scored[lr.name].main_metric(classification)
+        postfix[lr.name] = "-" if np.isnan(value) else f"{value:.4f}"
+    return postfix
+
+
+def ordered_target_message(y, task):
+    """Say whether the target sequence is too ordered for progressive metrics.
+
+    Files sorted by class (common in UCI files) or by target make a progressive
+    evaluation measure the order of the rows rather than the model. A classification
+    target is called ordered when its label changes from one row to the next fewer
+    than a tenth as often as in a random order of the same labels (the expected
+    number of changes in a random order is ``(n - 1) (1 - sum_k n_k (n_k - 1) /
+    (n (n - 1)))`` for class counts ``n_k``); a regression target when its Spearman
+    rank correlation with the row index is at least 0.9 in absolute value. Real
+    streams (such as Elec2, with about a third of the random order's changes) are
+    not flagged.
+
+    Parameters
+    ----------
+    y : array of shape (n_samples,)
+    task : {"classification", "regression"}
+
+    Returns
+    -------
+    message : str or None
+        One sentence describing the order, or ``None`` when the order looks fine.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> print(ordered_target_message(np.repeat([0, 1, 2], 100), "classification"))
+    the target is sorted or grouped: 2 label changes between consecutive rows,
+    where a random order gives about 200
+    >>> rng = np.random.RandomState(0)
+    >>> print(ordered_target_message(rng.randint(3, size=300), "classification"))
+    None
+    """
+    y = np.asarray(y)
+    n = y.shape[0]
+    if n < 3:
+        return None
+    if task == "classification":
+        _, counts = np.unique(y, return_counts=True)
+        expected = (n - 1) * (1.0 - np.sum(counts * (counts - 1.0)) / (n * (n - 1.0)))
+        changes = int(np.sum(y[1:] != y[:-1]))
+        if expected >= 10 and changes < 0.1 * expected:
+            return (f"the target is sorted or grouped: {changes} label changes between "
+                    f"consecutive rows, where a random order gives about {expected:.0f}")
+        return None
+    from scipy.stats import spearmanr
+
+    y = np.asarray(y, dtype=np.float64)
+    if np.ptp(y) == 0:
+        return None
+    rho = float(spearmanr(np.arange(n), y)[0])
+    if abs(rho) >= 0.9:
+        return (f"the target is sorted: its rank correlation with the row number is "
+                f"{rho:+.2f}")
+    return None
+
+
 class _Scores:
     """Running metrics over the scored samples."""
 
@@ -197,7 +289,7 @@ class _Scores:
         self.log_loss = 0.0
         self.sq = 0.0
         self.abs = 0.0
-        self.positive_scores = []
+        self.probas = []
         self.truth = []
 
     def add(self, model, X, y, classification):
@@ -215,9 +307,8 @@ class _Scores:
             idx = np.searchsorted(self.classes, y)
             p_true = np.clip(proba[np.arange(len(y)), idx], 1e-15, 1.0)
             self.log_loss += float(-np.sum(np.log(p_true)))
-            if len(self.classes) == 2:
-                self.positive_scores.append(proba[:, 1])
-                self.truth.append(idx)
+            self.probas.append(proba)
+            self.truth.append(idx)
         else:
             pred = model.predict(X)
             self.log_loss = float("nan")
@@ -234,13 +325,32 @@ class _Scores:
         if not classification:
             return {"mse": self.sq / self.n, "mae": self.abs / self.n}
         out = {"accuracy": self.correct / self.n, "log_loss": self.log_loss / self.n}
-        if self.positive_scores:
-            from sklearn.metrics import roc_auc_score
-
-            truth = np.concatenate(self.truth)
-            if 0 < truth.sum() < truth.size:
-                out["roc_auc"] = float(roc_auc_score(truth, np.concatenate(self.positive_scores)))
+        if self.probas:
+            auc = _roc_auc(np.concatenate(self.truth), np.vstack(self.probas))
+            if auc is not None:
+                out["roc_auc"] = auc
         return out
+
+
+def _roc_auc(truth, proba):
+    """ROC AUC of probabilities ``proba`` (one column per class) for class indices
+    ``truth``; one-vs-rest and macro-averaged when there are more than two classes.
+
+    The average runs over the classes that occur in ``truth``: a class with no
+    scored sample (seen only in the warm-up, or not at all) has no ROC curve. A
+    class that the models had not met yet when they predicted has probability zero
+    there (see :func:`_align_proba`), which counts against them. With every class
+    present this is ``roc_auc_score(truth, proba, multi_class="ovr",
+    average="macro")``. ``None`` when fewer than two classes occur.
+    """
+    from sklearn.metrics import roc_auc_score
+
+    present = np.unique(truth)
+    if present.size < 2:
+        return None
+    if proba.shape[1] == 2:
+        return float(roc_auc_score(truth, proba[:, 1]))
+    return float(np.mean([roc_auc_score(truth == k, proba[:, k]) for k in present]))
 
 
 def _align_proba(model, X, classes):

@@ -1,7 +1,9 @@
 """Plots for notebooks and the command line (matplotlib, an optional dependency).
 
-Install with ``pip install "mondrian-learn[plot]"``. Every function returns the
-matplotlib figure (or draws into the axes it is given) and never calls ``show``.
+Install with ``pip install "mondrian-learn[plot]"``. Every function takes fitted
+models or computed results, returns the matplotlib figure (or draws into the axes it
+is given), never calls ``show`` and never changes the matplotlib backend: choose one
+as usual (``MPLBACKEND=Agg`` for files only).
 """
 
 import numpy as np
@@ -12,15 +14,9 @@ MONDRIAN_COLORS = ("#d40920", "#1356a2", "#f7d842")
 
 def _pyplot():
     try:
-        import matplotlib
+        import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError("Plotting needs matplotlib: pip install 'mondrian-learn[plot]'") from exc
-    import os
-
-    if not os.environ.get("DISPLAY") and "inline" not in matplotlib.get_backend():
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     return plt
 
 
@@ -170,50 +166,65 @@ def default_toy_models(random_state=0):
     return models
 
 
-def plot_decision_functions(models=None, datasets=None, *, test_size=0.3, resolution=100,
-                            random_state=0):
-    """Decision functions of several classifiers side by side on 2-D toy data.
+def plot_decision_functions(models, datasets, *, resolution=100):
+    """Decision functions of fitted classifiers side by side on 2-D data.
 
-    Reproduces the AMF paper's figure 1: one row per dataset, one column per model,
-    each panel showing ``P(y = 1 | x)`` over the square with the training points and
-    the test ROC AUC in its corner.
+    The layout of the AMF paper's figure 1: one row per dataset, one column per
+    model, each panel showing ``P(y = 1 | x)`` over the square with the training
+    points and the test ROC AUC in its corner. ``mondrian bench amf-toy`` fits the
+    models of :func:`default_toy_models` on :func:`toy_datasets` and draws them.
 
     Parameters
     ----------
-    models : dict of str to classifier, default=None
-        Unfitted classifiers (cloned and fitted on each dataset); default
-        :func:`default_toy_models`.
-    datasets : dict of str to (X, y), default=None
-        Two-feature binary problems scaled to [0, 1]; default :func:`toy_datasets`.
-    test_size : float, default=0.3
+    models : dict of str to dict of str to classifier
+        ``models[dataset][name]`` is a binary classifier with ``predict_proba``,
+        fitted on the training part of that dataset.
+    datasets : dict of str to tuple (X_train, y_train, X_test, y_test)
+        Two features scaled to [0, 1]; the training points are drawn, the test
+        points give the AUC.
     resolution : int, default=100
         Grid points per axis.
-    random_state : int, default=0
 
     Returns
     -------
     fig : matplotlib Figure
         ``fig.aucs`` holds the test AUC of each (dataset, model).
+
+    Examples
+    --------
+    >>> from sklearn.model_selection import train_test_split
+    >>> from mondrianlearn import MondrianForestClassifier
+    >>> X, y = toy_datasets(n_samples=100)["moons"]
+    >>> X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
+    >>> forest = MondrianForestClassifier(n_estimators=5, random_state=0).fit(X_train, y_train)
+    >>> fig = plot_decision_functions({"moons": {"MF": forest}},
+    ...                               {"moons": (X_train, y_train, X_test, y_test)})
+    >>> fig.aucs[("moons", "MF")] > 0.8
+    True
     """
     plt = _pyplot()
-    from sklearn.base import clone
     from sklearn.metrics import roc_auc_score
-    from sklearn.model_selection import train_test_split
 
-    models = default_toy_models(random_state) if models is None else models
-    datasets = toy_datasets(random_state=random_state) if datasets is None else datasets
-    fig, axes = plt.subplots(len(datasets), len(models),
-                             figsize=(2.6 * len(models), 2.6 * len(datasets)), squeeze=False)
+    model_names = list(dict.fromkeys(m for per_data in models.values() for m in per_data))
+    fig, axes = plt.subplots(len(datasets), len(model_names),
+                             figsize=(2.6 * len(model_names), 2.6 * len(datasets)),
+                             squeeze=False)
     grid = np.linspace(-0.05, 1.05, resolution)
     xx, yy = np.meshgrid(grid, grid)
     points = np.column_stack([xx.ravel(), yy.ravel()])
     aucs = {}
-    for r, (data_name, (X, y)) in enumerate(datasets.items()):
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=test_size,
-                                                  random_state=random_state, stratify=y)
-        for c, (model_name, model) in enumerate(models.items()):
+    for r, (data_name, (X_tr, y_tr, X_te, y_te)) in enumerate(datasets.items()):
+        for c, model_name in enumerate(model_names):
             ax = axes[r, c]
-            est = clone(model).fit(X_tr, y_tr)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if r == 0:
+                ax.set_title(model_name, fontsize=9)
+            if c == 0:
+                ax.set_ylabel(data_name)
+            est = models.get(data_name, {}).get(model_name)
+            if est is None:
+                continue
             auc = roc_auc_score(y_te, est.predict_proba(X_te)[:, 1])
             aucs[(data_name, model_name)] = auc
             zz = est.predict_proba(points)[:, 1].reshape(xx.shape)
@@ -222,12 +233,6 @@ def plot_decision_functions(models=None, datasets=None, *, test_size=0.3, resolu
                        edgecolors="black", linewidths=0.2)
             ax.text(0.97, 0.03, f"AUC {auc:.3f}", transform=ax.transAxes, ha="right",
                     va="bottom", fontsize=8, bbox={"facecolor": "white", "alpha": 0.8})
-            ax.set_xticks([])
-            ax.set_yticks([])
-            if r == 0:
-                ax.set_title(model_name, fontsize=9)
-            if c == 0:
-                ax.set_ylabel(data_name)
     fig.tight_layout()
     fig.aucs = aucs
     return fig
@@ -334,7 +339,7 @@ def plot_predictive_band(regressor, X_train, y_train, X_grid, *, ax=None, y_true
     return ax
 
 
-def plot_progressive(traces, metric_name="metric"):
+def plot_progressive(traces, metric_name="metric", *, title=None):
     """Progressive metric against samples seen and against time.
 
     Parameters
@@ -342,11 +347,14 @@ def plot_progressive(traces, metric_name="metric"):
     traces : list of mondrianlearn.evaluation.Trace
     metric_name : str
         Label of the y axis.
+    title : str, default=None
+        Title of the figure; default ``"Test-then-train evaluation: <metric_name>"``.
 
     Returns
     -------
     fig : matplotlib Figure
-        Two panels: metric against samples seen, and against cumulative seconds.
+        Two panels: metric against samples seen, and against cumulative seconds on a
+        logarithmic axis labelled with plain numbers.
     """
     plt = _pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
@@ -356,9 +364,35 @@ def plot_progressive(traces, metric_name="metric"):
     left.set_xlabel("samples seen")
     right.set_xlabel("cumulative time (s)")
     right.set_xscale("log")
+    # The times of the points drawn: those with a metric (none during the warm-up).
+    drawn = [np.asarray(t.seconds, dtype=float)[np.isfinite(np.asarray(t.metric, dtype=float))]
+             for t in traces]
+    seconds = np.concatenate(drawn or [np.empty(0)])
+    _label_log_time_axis(right.xaxis, seconds[np.isfinite(seconds) & (seconds > 0)])
     for ax in (left, right):
         ax.set_ylabel(metric_name)
         ax.grid(alpha=0.3)
     left.legend(loc="best", fontsize=8)
+    fig.suptitle(f"Test-then-train evaluation: {metric_name}" if title is None else title)
     fig.tight_layout()
     return fig
+
+
+def _label_log_time_axis(axis, seconds):
+    """Major ticks only, as plain numbers, spaced for the decades the times span:
+    evenly spaced round numbers within half a decade; 1, 2 and 5 times a power of ten
+    up to two and a half decades; 1 and 3 up to four; one tick per decade beyond."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+
+    if seconds.size:
+        decades = float(np.log10(seconds.max() / seconds.min()))
+        if decades < 0.5:
+            axis.set_major_locator(MaxNLocator(nbins=4))
+        elif decades < 2.5:
+            axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        elif decades < 4:
+            axis.set_major_locator(LogLocator(base=10, subs=(1.0, 3.0)))
+        else:
+            axis.set_major_locator(LogLocator(base=10))
+    axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    axis.set_minor_formatter(NullFormatter())
