@@ -159,7 +159,8 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
             A row of weight ``w`` counts ``w`` times in the class counts and in the
-            losses; rows of weight zero are ignored.
+            losses; rows of weight zero are not learned, but their labels are
+            classes (in ``classes_``, as in scikit-learn).
 
         Returns
         -------

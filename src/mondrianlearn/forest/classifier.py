@@ -111,7 +111,8 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
             A weight ``w`` counts as ``w`` copies of the row in the class counts;
-            rows of weight zero are ignored.
+            rows of weight zero are not learned, but their labels are classes
+            (in ``classes_``, as in scikit-learn).
 
         Returns
         -------
