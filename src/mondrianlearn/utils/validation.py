@@ -105,16 +105,17 @@ def label_kind(labels, name="y"):
     return "string" if strings else "number"
 
 
-def check_same_label_kind(y, classes, source):
+def check_same_label_kind(y, classes, source, name="y"):
     """Refuse labels ``y`` of another kind (string or number) than ``classes``.
 
-    ``source`` says where ``classes`` come from, for the message.
+    ``source`` says where ``classes`` come from and ``name`` what ``y`` is, for the
+    message.
     """
-    expected, got = label_kind(classes), label_kind(y)
+    expected, got = label_kind(classes), label_kind(y, name)
     if got != expected:
         shown = np.asarray(classes).tolist()
         raise ValueError(
-            f"Mix of label input types (string and number): y holds {got}s but "
+            f"Mix of label input types (string and number): {name} holds {got}s but "
             f"{source} are {expected}s ({shown!r}). Labels of a classifier must be "
             "all strings or all numbers; convert them before training.")
 
@@ -143,7 +144,7 @@ def check_class_labels(estimator, y, classes, first):
     check_same_label_kind(y, estimator.classes_, "the classes learned so far (`classes_`)")
     if classes is not None:
         check_same_label_kind(classes, estimator.classes_,
-                              "the classes learned so far (`classes_`)")
+                              "the classes learned so far (`classes_`)", "`classes`")
         if not np.array_equal(np.unique(classes), estimator.classes_):
             raise ValueError(
                 f"`classes={np.unique(classes)!r}` differs from the classes of the first "
