@@ -7,11 +7,10 @@ import matplotlib
 matplotlib.use("Agg")
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from mondrianlearn import evaluation
-from mondrianlearn.cli import detect_header, main
+from mondrianlearn.cli import main
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 
@@ -179,19 +178,6 @@ def test_header_detected_or_forced(tmp_path, captured, capsys):
     assert main(["evaluate", str(plain), "--header", "--param", "n_estimators=2",
                  "--no-progress"]) == 0
     assert "119 rows, 3 columns; header row (--header)" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("rows, expected", [
-    ([["a", "b", "label"], ["1", "2", "x"], ["3", "4", "y"]], True),
-    ([["0.5", "2", "x"], ["1", "2", "y"], ["3", "4", "x"]], False),
-    ([["0", "1", "2"], ["1.5", "2", "1"], ["3", "4", "0"]], True),
-    ([["", "price", "kind"], ["0", "2.5", "x"], ["1", "4", "y"]], True),
-    ([["?", "2", "x"], ["1", "2", "x"], ["3", "4", "y"]], False),
-    ([["red", "small", "yes"], ["blue", "large", "no"], ["red", "small", "no"]], False),
-    ([["color", "size", "label"], ["blue", "large", "no"], ["red", "small", "no"]], True),
-])
-def test_detect_header(rows, expected):
-    assert detect_header(pd.DataFrame(rows))[0] is expected
 
 
 def test_sorted_target_warns_and_shuffle_fixes_it(tmp_path, captured, capsys):

@@ -80,12 +80,9 @@ def _parse_params(items):
     return params
 
 
-_LIBSVM_SUFFIXES = (".svm", ".libsvm", ".svmlight", ".svm.gz", ".libsvm.gz")
 _TABLE_SUFFIXES = (".csv", ".gz", ".svm", ".libsvm", ".svmlight", ".parquet", ".tsv", ".txt",
                    ".data")
-_MISSING_MARKS = {"", "?", "na", "n/a", "nan", "null", "none"}
-_MAX_CATEGORIES = 64
-_HEADER_PROBE_ROWS = 200
+_COLUMNS_SHOWN = 8
 
 
 @dataclass
@@ -111,21 +108,14 @@ def _load_data(args):
     if path.exists() or source.lower().endswith(_TABLE_SUFFIXES):
         if not path.exists():
             raise CommandError(f"No such file: {source}")
-        name = path.name.lower()
-        if name.endswith(_LIBSVM_SUFFIXES) or name.endswith(".parquet"):
-            try:
-                X, y, names = load_file(path, target=args.target)
-            except DataFileError as exc:
-                raise CommandError(str(exc)) from exc
-            except (ValueError, OSError, ImportError) as exc:
-                raise CommandError(f"Could not read {source}: {exc}") from exc
-            kind = "Parquet" if name.endswith(".parquet") else "LIBSVM"
-            target = ("the label of each row" if kind == "LIBSVM"
-                      else f"column {args.target or 'the last'}")
-            info = StreamInfo(path.name, f"{path.name} ({kind}): {X.shape[0]} rows, "
-                                         f"{X.shape[1]} features.", f"Target: {target}.")
-            return X, y, info
-        return _read_csv(path, args.header, args.target)
+        try:
+            X, y, _, info = load_file(path, target=args.target, header=args.header,
+                                      return_info=True)
+        except DataFileError as exc:
+            raise CommandError(str(exc)) from exc
+        except (ValueError, OSError, ImportError) as exc:
+            raise CommandError(f"Could not read {source}: {exc}") from exc
+        return X, y, _describe_file(info, X.shape[1], args.target)
     if source == "electricity":
         X, y = load_electricity()
         return X, y, StreamInfo(source, f"electricity (the bundled Elec2 stream): "
@@ -148,166 +138,36 @@ def _load_data(args):
                        f"{', '.join(sorted(BENCHMARK_DATASETS))}).")
 
 
-def _read_table(path, **options):
-    """``pandas.read_csv`` with the separator guessed, as UTF-8 (a byte-order mark
-    allowed) or else Latin-1; reading errors become one-line command errors."""
-    import csv
-
-    import pandas as pd
-
-    sep = "\t" if ".tsv" in path.name.lower() else None
-    for encoding in ("utf-8-sig", "latin-1"):
-        try:
-            return pd.read_csv(path, sep=sep, engine="python", skipinitialspace=True,
-                               encoding=encoding, **options)
-        except UnicodeDecodeError:
-            continue
-        except pd.errors.EmptyDataError as exc:
-            raise CommandError(f"{path} is empty.") from exc
-        except (pd.errors.ParserError, csv.Error, ValueError, OSError) as exc:
-            raise CommandError(f"Could not read {path} as a table: {exc}") from exc
-    raise CommandError(f"Could not decode {path} (neither UTF-8 nor Latin-1).")
-
-
-def _is_number(text):
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def detect_header(rows):
-    """Decide whether the first row of a table holds column names.
-
-    Parameters
-    ----------
-    rows : pandas.DataFrame of str
-        The first rows of the file read without a header, cells as text.
-
-    Returns
-    -------
-    has_header : bool
-    reason : str
-        Why, in a few words, for the summary printed to the user.
-
-    Notes
-    -----
-    Empty cells and the usual marks of missing values (``?``, ``NA``, ``nan``, ...)
-    are ignored. In order:
-
-    1. a column whose other cells are all numbers but whose first cell is not:
-       a header;
-    2. numeric columns whose first cells are numbers too: no header, unless the
-       first row is ``0, 1, ..., k - 1`` or ``1, 2, ..., k`` (columns numbered, as in
-       some UCI files);
-    3. text only: a header when no first cell occurs again below it in its column.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> detect_header(pd.DataFrame([["x", "y"], ["1.5", "a"], ["2", "b"]]))
-    (True, 'text above numeric columns')
-    >>> detect_header(pd.DataFrame([["0.3", "a"], ["1.5", "b"], ["2", "a"]]))
-    (False, 'the first row is numeric like the rows below')
-    """
-    first = [str(v).strip() for v in rows.iloc[0]]
-    rest = rows.iloc[1:]
-    present = [v.lower() not in _MISSING_MARKS for v in first]
-    numeric_columns = []
-    for j in range(rows.shape[1]):
-        values = [str(v).strip() for v in rest.iloc[:, j]]
-        values = [v for v in values if v.lower() not in _MISSING_MARKS]
-        numeric_columns.append(bool(values) and all(_is_number(v) for v in values))
-    if rest.shape[0] == 0:
-        if all(_is_number(v) for v, p in zip(first, present) if p):
-            return False, "a single numeric row"
-        return True, "a single row with text"
-    if any(num and p and not _is_number(v)
-           for num, p, v in zip(numeric_columns, present, first)):
-        return True, "text above numeric columns"
-    if any(numeric_columns):
-        if all(p and _is_number(v) for p, v in zip(present, first)):
-            numbers = [float(v) for v in first]
-            k = len(numbers)
-            if numbers in (list(map(float, range(k))), list(map(float, range(1, k + 1)))):
-                return True, "the first row numbers the columns"
-        return False, "the first row is numeric like the rows below"
-    repeated = any(p and v in set(str(w).strip() for w in rest.iloc[:, j])
-                   for j, (p, v) in enumerate(zip(present, first)))
-    if repeated:
-        return False, "the first row's values occur again below"
-    return True, "the first row's values do not occur below"
-
-
-def _read_csv(path, header, target):
-    """Features, target and a description from a delimited text file.
-
-    ``header`` is True or False when given on the command line, otherwise
-    :func:`detect_header` decides from the first rows.
-    """
-    import numpy as np
-    import pandas as pd
-
-    if path.stat().st_size == 0:
-        raise CommandError(f"{path} is empty.")
-    if header is None:
-        probe = _read_table(path, header=None, dtype=str, keep_default_na=False,
-                            nrows=_HEADER_PROBE_ROWS)
-        header, reason = detect_header(probe)
-        how = (f"header row detected ({reason}; --no-header if it is data)" if header
-               else f"no header row ({reason}; --header if it is one)")
+def _describe_file(info, n_features, target):
+    """The summary of a file read by :func:`mondrianlearn.datasets.load_file`."""
+    name = info.path.name
+    if info.format in ("libsvm", "parquet"):
+        kind = "LIBSVM" if info.format == "libsvm" else "Parquet"
+        target_text = ("the label of each row" if info.format == "libsvm"
+                       else f"column {target or 'the last'}")
+        return StreamInfo(name, f"{name} ({kind}): {info.n_rows} rows, {n_features} "
+                                f"features.", f"Target: {target_text}.")
+    if info.header_reason is None:
+        how = "header row (--header)" if info.header else "no header row (--no-header)"
+    elif info.header:
+        how = f"header row detected ({info.header_reason}; --no-header if it is data)"
     else:
-        how = "header row (--header)" if header else "no header row (--no-header)"
-    frame = _read_table(path, header=0 if header else None)
-    if frame.shape[1] < 2:
-        raise CommandError(f"{path} has {frame.shape[1]} column(s); need features and a "
-                           f"target.")
-    columns = [str(c) for c in frame.columns]
-    frame.columns = columns
-    if target is None:
-        index = len(columns) - 1
-    elif str(target) in columns:
-        index = columns.index(str(target))
-    elif str(target).lstrip("-").isdigit() and -len(columns) <= int(target) < len(columns):
-        index = int(target) % len(columns)
+        how = f"no header row ({info.header_reason}; --header if it is one)"
+    columns = info.columns
+    read = f"{name}: {info.n_rows} rows, {len(columns)} columns; {how}"
+    if info.header:
+        shown = columns if len(columns) <= _COLUMNS_SHOWN else columns[:_COLUMNS_SHOWN] + ["..."]
+        read += f": {', '.join(shown)}."
     else:
-        shown = columns if len(columns) <= 12 else columns[:12] + ["..."]
-        raise CommandError(f"Unknown target column {target!r}; the columns are {shown}"
-                           + ("" if header else " (no header: give an index)") + ".")
-    target_name = columns[index]
-    y = frame[target_name].to_numpy()
-    missing = int(pd.isna(frame[target_name]).sum())
-    if missing:
-        raise CommandError(f"The target column {target_name!r} has {missing} missing "
-                           f"value(s); drop those rows first.")
-    blocks, encoded = [], []
-    for col in columns:
-        if col == target_name:
-            continue
-        values = frame[col]
-        if pd.api.types.is_bool_dtype(values) or pd.api.types.is_numeric_dtype(values):
-            blocks.append(values.to_numpy(dtype=np.float64)[:, None])
-            continue
-        text = values.astype(str).to_numpy()
-        categories = np.unique(text)
-        if len(categories) > _MAX_CATEGORIES:
-            raise CommandError(
-                f"Column {col!r} is not numeric and has {len(categories)} distinct values "
-                f"(at most {_MAX_CATEGORIES} are one-hot encoded); drop or encode it.")
-        blocks.append((text[:, None] == categories[None, :]).astype(np.float64))
-        encoded.append(col)
-    X = np.hstack(blocks)
-    names = columns if len(columns) <= 8 else columns[:8] + ["..."]
-    read = f"{path.name}: {frame.shape[0]} rows, {len(columns)} columns; {how}"
-    read += f": {', '.join(names)}." if header else "."
-    target_text = (f"Target: column {index} ({target_name!r})" if header
+        read += "."
+    index = info.target_index
+    target_text = (f"Target: column {index} ({info.target_name!r})" if info.header
                    else f"Target: column {index}")
     target_text += " (the last)" if index == len(columns) - 1 else ""
-    target_text += f"; {X.shape[1]} features"
-    if encoded:
-        target_text += f" ({', '.join(encoded)} one-hot encoded)"
-    return X, y, StreamInfo(path.name, read, target_text + ".")
+    target_text += f"; {n_features} features"
+    if info.encoded:
+        target_text += f" ({', '.join(info.encoded)} one-hot encoded)"
+    return StreamInfo(name, read, target_text + ".")
 
 
 def _task(y, requested):
