@@ -1,7 +1,11 @@
-"""Forests on a cluster: merging forests, joblib's Dask backend, sharded forests.
+"""Forests on a cluster: merging forests, joblib's Dask backend, sharded forests,
+streams of Dask collections.
 
-The Dask tests start their own ``dask.distributed.LocalCluster`` with two worker
-processes; they are skipped when ``dask.distributed`` is not installed.
+The Dask tests start their own ``dask.distributed.LocalCluster``: two workers in
+this process for most (one per module), two worker processes for the tests that
+kill a worker or need pickling across processes. They are skipped when
+``dask.distributed`` is not installed; the Parquet tests when ``dask.dataframe`` or
+``pyarrow`` is not.
 """
 
 import os
@@ -11,7 +15,8 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from mondrianlearn import MondrianForestClassifier, MondrianForestRegressor, merge_forests
+from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianForestClassifier,
+                           MondrianForestRegressor, merge_forests)
 
 
 @pytest.fixture(scope="module")
@@ -167,10 +172,10 @@ def test_merge_rejects_incompatible_forests(classification, regression):
 # ----------------------------------------------------------------------- Dask
 @pytest.fixture(scope="module")
 def client():
-    """A LocalCluster of two worker processes, started by this test module."""
+    """A LocalCluster of two workers in this process, started by this test module."""
     distributed = pytest.importorskip(
         "distributed", reason="dask.distributed is not installed (pip install 'dask[distributed]')")
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+    cluster = distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
                                        dashboard_address=":0")
     client = distributed.Client(cluster)
     yield client
@@ -178,7 +183,20 @@ def client():
     cluster.close()
 
 
-def test_joblib_dask_backend_matches_local(client, classification, regression):
+@pytest.fixture(scope="module")
+def process_client():
+    """A LocalCluster of two worker processes (models pickled across processes)."""
+    distributed = pytest.importorskip(
+        "distributed", reason="dask.distributed is not installed (pip install 'dask[distributed]')")
+    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                       dashboard_address=":0")
+    client = distributed.Client(cluster, set_as_default=False)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def test_joblib_dask_backend_matches_local(process_client, classification, regression):
     joblib = pytest.importorskip("joblib")
     X, y, X_test = classification
     Xr, yr, Xr_test = regression
@@ -186,7 +204,7 @@ def test_joblib_dask_backend_matches_local(client, classification, regression):
     local_online = _stream(MondrianForestClassifier(6, random_state=0, min_samples_split=5),
                            X, y, batch=300)
     local_reg = MondrianForestRegressor(6, random_state=0).fit(Xr, yr)
-    with joblib.parallel_backend("dask"):
+    with joblib.parallel_backend("dask", client=process_client):
         remote = MondrianForestClassifier(6, random_state=0).fit(X, y)
         remote_online = _stream(MondrianForestClassifier(6, random_state=0, min_samples_split=5),
                                 X, y, batch=300)
@@ -203,12 +221,12 @@ def test_joblib_dask_backend_matches_local(client, classification, regression):
     assert_array_equal(std, local_std)
 
 
-def test_joblib_dask_backend_amf_matches_local(client, classification):
+def test_joblib_dask_backend_amf_matches_local(process_client, classification):
     joblib = pytest.importorskip("joblib")
     amf = pytest.importorskip("mondrianlearn.amf", reason="AMF is not importable")
     X, y, X_test = classification
     local = _stream(amf.AMFClassifier(4, random_state=0), X, y, batch=300)
-    with joblib.parallel_backend("dask"):
+    with joblib.parallel_backend("dask", client=process_client):
         remote = _stream(amf.AMFClassifier(4, random_state=0), X, y, batch=300)
         proba = remote.predict_proba(X_test)
     assert_array_equal(proba, local.predict_proba(X_test))
@@ -266,7 +284,8 @@ def test_sharded_regressor_matches_local_merged_forest(client, regression):
 
 
 def test_lost_worker_is_reported(classification):
-    """Killing a shard's worker, or closing it, mid-stream raises ShardLostError."""
+    """Killing a shard's worker (between mini-batches or while a Dask collection
+    streams in), or closing it, raises ShardLostError."""
     distributed = pytest.importorskip(
         "distributed", reason="dask.distributed is not installed (pip install 'dask[distributed]')")
     from mondrianlearn.dask import DaskShardedForest, ShardLostError
@@ -289,6 +308,19 @@ def test_lost_worker_is_reported(classification):
         assert survivors.n_estimators == 2
 
         client.wait_for_workers(2, timeout=60)  # the nanny restarts the killed worker
+        # Killed while a Dask collection streams in (rows mode: partitions fed by tasks).
+        da = pytest.importorskip("dask.array", reason="dask.array is not installed")
+        forest = DaskShardedForest(AMFClassifier(4, random_state=0), 2, client, mode="rows")
+        forest.partial_fit(X[:100], y[:100], classes=[0, 1, 2])
+        victim = forest.shard_workers_[1]
+        nanny = next(n for n in cluster.workers.values() if n.worker_address == victim)
+        os.kill(nanny.process.process.pid, signal.SIGKILL)
+        stream = da.from_array(X, chunks=(100, 4)), da.from_array(y, chunks=100)
+        with pytest.raises(ShardLostError, match="Shard 1 "):
+            forest.partial_fit(*stream, progress=False)
+        assert forest.gather(skip_lost=True).n_estimators == 2
+
+        client.wait_for_workers(2, timeout=60)
         forest = DaskShardedForest(MondrianForestClassifier(4, random_state=0), 2, client)
         forest.partial_fit(X[:100], y[:100])
         # A worker leaving the cluster (Dask refuses to retire a worker holding
@@ -310,3 +342,295 @@ def test_kernels_pickle_by_reference():
     data = pickle.dumps(predict_proba_tree)
     assert len(data) < 200
     assert pickle.loads(data) is predict_proba_tree
+
+
+# ------------------------------------------------------------ AMF merges, dispatch
+def test_merged_amf_classifier_predicts_and_learns_like_its_parts(classification):
+    X, y, X_test = classification
+    parts = [AMFClassifier(3, random_state=0).fit(X[:400], y[:400]),
+             _stream(AMFClassifier(2, random_state=1), X[400:700], y[400:700])]
+    merged = merge_forests(parts)
+    assert merged.n_estimators == 5 and merged.n_samples_seen_ == 700
+    for rows in (X_test, X_test[:3]):  # full path and the fast path of a few rows
+        assert_allclose(merged.predict_proba(rows),
+                        _weighted(parts, [p.predict_proba(rows) for p in parts]),
+                        rtol=0, atol=1e-12)
+    _stream(merged, X[700:], y[700:], batch=50)
+    for part in parts:
+        _stream(part, X[700:], y[700:], batch=50)
+    assert_allclose(merged.predict_proba(X_test),
+                    _weighted(parts, [p.predict_proba(X_test) for p in parts]),
+                    rtol=0, atol=1e-12)
+
+
+def test_merged_amf_classifier_takes_the_union_of_classes(classification):
+    X, y, X_test = classification
+    no_two, no_zero = y != 2, y != 0
+    parts = [AMFClassifier(3, random_state=0).fit(X[no_two][:300], y[no_two][:300]),
+             AMFClassifier(2, random_state=1).fit(X[no_zero][:300], y[no_zero][:300])]
+    merged = merge_forests(parts)
+    assert_array_equal(merged.classes_, [0, 1, 2])
+    # The union is what each forest would hold after meeting the other's labels on
+    # rows of weight zero (class counts moved to the new columns, nothing learned).
+    for part, missing in zip(parts, (2, 0)):
+        part.partial_fit(X[:1], [missing], sample_weight=[0.0])
+    assert_allclose(merged.predict_proba(X_test),
+                    _weighted(parts, [p.predict_proba(X_test) for p in parts]),
+                    rtol=0, atol=1e-12)
+
+
+def test_merged_amf_regressor_is_the_mixture_in_a_common_frame(regression):
+    from mondrianlearn.amf._merge import (combine_regression_parts, common_frame, frame_of,
+                                          reframe, regression_parts)
+
+    X, y, X_test = regression
+    # different offsets (first targets) and running moments
+    a = AMFRegressor(3, random_state=0).fit(X[:400], y[:400])
+    b = _stream(AMFRegressor(2, random_state=1), X[400:], 3.0 * y[400:] + 5.0)
+    merged = merge_forests([a, b])
+    assert merged._y_offset == a._y_offset
+    assert merged._y_moments[0] == 900  # pooled total weight
+    pooled = np.concatenate([y[:400], 3.0 * y[400:] + 5.0])
+    assert_allclose(merged._y_moments[1] + merged._y_offset, pooled.mean(), rtol=1e-12)
+    assert_allclose(merged._y_moments[2] / 900, pooled.var(), rtol=1e-9)
+    # the mean is the tree-weighted average (empty nodes are not met here)
+    assert_allclose(merged.predict(X_test), _weighted([a, b], [a.predict(X_test),
+                                                               b.predict(X_test)]),
+                    rtol=0, atol=1e-12)
+    # groups of trees in the merged frame give the merged forest's distribution
+    frame = common_frame([frame_of(a), frame_of(b)])
+    parts = [regression_parts(reframe(f, frame), X_test, True) for f in (a, b)]
+    mean, std = combine_regression_parts(parts, [3, 2])
+    ref_mean, ref_std = merged.predict(X_test, return_std=True)
+    assert_allclose(mean, ref_mean, rtol=1e-12, atol=1e-12)
+    assert_allclose(std, ref_std, rtol=1e-9, atol=1e-12)
+    merged.partial_fit(X[:50], y[:50])  # keeps learning
+    assert np.all(np.isfinite(merged.predict(X_test)))
+
+
+def test_merge_same_stream_keeps_the_stream_once(classification, regression):
+    X, y, X_test = classification
+    parts = [_stream(MondrianForestClassifier(3, random_state=s, min_samples_split=5), X, y)
+             for s in (0, 1)]
+    merged = merge_forests(parts, same_stream=True)
+    assert merged._store.n == X.shape[0] and merged.n_samples_seen_ == X.shape[0]
+    _stream(merged, X[:300], y[:300])
+    for part in parts:
+        _stream(part, X[:300], y[:300])
+    assert_allclose(merged.predict_proba(X_test),
+                    _weighted(parts, [p.predict_proba(X_test) for p in parts]),
+                    rtol=0, atol=1e-12)
+    Xr, yr, _ = regression
+    amf = [AMFRegressor(2, random_state=s).fit(Xr, yr) for s in (0, 1)]
+    merged = merge_forests(amf, same_stream=True)
+    assert_array_equal(merged._y_moments, amf[0]._y_moments)
+    assert merged.n_samples_seen_ == Xr.shape[0]
+    with pytest.raises(ValueError, match="same rows"):
+        merge_forests([parts[0], MondrianForestClassifier(2, min_samples_split=5).fit(X[:100], y[:100])],
+                      same_stream=True)
+
+
+def test_merge_refuses_forests_of_dependent_trees(classification):
+    from mondrianlearn import MondrianBoostingClassifier, MondrianTreeClassifier
+
+    X, y, _ = classification
+    for model in (MondrianBoostingClassifier(2, random_state=0), MondrianTreeClassifier()):
+        with pytest.raises(TypeError, match="independent trees .*AMFClassifier"):
+            merge_forests([model.fit(X[:200], y[:200])])
+    with pytest.raises(TypeError, match="same class"):
+        merge_forests([AMFClassifier(2).fit(X, y), MondrianForestClassifier(2).fit(X, y)])
+
+
+# ------------------------------------------------- sharded forests, both modes
+MODELS = {
+    "MF classifier": (MondrianForestClassifier, dict(min_samples_split=4)),
+    "MF regressor": (MondrianForestRegressor, {}),
+    "AMF classifier": (AMFClassifier, {}),
+    "AMF regressor": (AMFRegressor, dict(temporary_extension=True)),
+}
+
+
+def _local_shards(template, n_shards, mode, batches):
+    """What a sharded forest's shards learn, trained locally, then merged."""
+    from mondrianlearn.dask import shard_estimators, split_rows
+
+    shards = shard_estimators(template, n_shards)
+    classes = None
+    for X, y in batches:
+        if mode == "trees":
+            for shard in shards:
+                shard.partial_fit(X, y)
+            continue
+        if classes is None and hasattr(template, "predict_proba"):
+            classes = np.unique(y)  # rows mode declares the first batch's labels
+        for shard, rows in zip(shards, split_rows(X.shape[0], n_shards)):
+            if rows.stop > rows.start:
+                first = classes is not None and not hasattr(shard, "trees_")
+                shard.partial_fit(X[rows], y[rows], **({"classes": classes} if first else {}))
+    return merge_forests(shards, same_stream=mode == "trees")
+
+
+def _assert_same_predictions(forest, local, X_test, exact=False):
+    check = assert_array_equal if exact else (
+        lambda a, b: assert_allclose(a, b, rtol=1e-12, atol=1e-12))
+    if hasattr(local, "predict_proba"):
+        check(forest.predict_proba(X_test), local.predict_proba(X_test))
+        assert_array_equal(forest.predict(X_test), local.predict(X_test))
+        return
+    mean, std = forest.predict(X_test, return_std=True)
+    local_mean, local_std = local.predict(X_test, return_std=True)
+    check(mean, local_mean)
+    if exact:
+        assert_array_equal(std, local_std)
+    else:
+        assert_allclose(std, local_std, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["trees", "rows"])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_sharded_forest_equals_local_shards_merged(client, classification, regression, name,
+                                                   mode):
+    from mondrianlearn.dask import DaskShardedForest
+
+    cls, params = MODELS[name]
+    X, y, X_test = classification if "classifier" in name else regression
+    template = cls(5, random_state=3, **params)
+    batches = [(X[s:s + 150], y[s:s + 150]) for s in range(0, X.shape[0], 150)]
+    with DaskShardedForest(template, 2, client, mode=mode) as forest:
+        for batch in batches:
+            forest.partial_fit(*batch)
+        local = _local_shards(template, 2, mode, batches)
+        _assert_same_predictions(forest, local, X_test)
+        gathered = forest.gather()
+        assert type(gathered) is cls and gathered.n_estimators == 5
+        assert gathered.n_samples_seen_ == X.shape[0]
+        _assert_same_predictions(gathered, local, X_test, exact=True)
+
+
+def test_sharded_forest_across_processes(process_client, classification):
+    """The shards pickled to worker processes and back (AMF, rows mode)."""
+    from mondrianlearn.dask import DaskShardedForest
+
+    X, y, X_test = classification
+    template = AMFClassifier(4, random_state=0)
+    batches = [(X[s:s + 300], y[s:s + 300]) for s in range(0, X.shape[0], 300)]
+    with DaskShardedForest(template, 2, process_client, mode="rows") as forest:
+        for batch in batches:
+            forest.partial_fit(*batch)
+        assert len(set(forest.shard_workers_)) == 2
+        local = _local_shards(template, 2, "rows", batches)
+        _assert_same_predictions(forest.gather(), local, X_test, exact=True)
+
+
+def test_sharded_forest_refuses_what_it_cannot_shard(client):
+    from mondrianlearn import MondrianBoostingClassifier, MondrianKernelClassifier
+    from mondrianlearn.dask import DaskShardedForest
+
+    for model in (MondrianBoostingClassifier(4), MondrianKernelClassifier()):
+        with pytest.raises(TypeError, match=r"^DaskShardedForest shards .*AMFRegressor.*got "):
+            DaskShardedForest(model, 2, client)
+    with pytest.raises(ValueError, match="mode"):
+        DaskShardedForest(AMFClassifier(4), 2, client, mode="columns")
+    with pytest.raises(ValueError, match="n_shards"):
+        DaskShardedForest(AMFClassifier(4), 5, client)
+
+
+def test_rows_mode_declares_the_first_labels(client, classification):
+    from mondrianlearn.dask import DaskShardedForest
+
+    X, y, _ = classification
+    keep = y < 2
+    with DaskShardedForest(AMFClassifier(4, random_state=0), 2, client, mode="rows") as forest:
+        forest.partial_fit(X[keep][:200], y[keep][:200])
+        assert_array_equal(forest.classes_, [0, 1])
+        with pytest.raises(ValueError):  # a label outside those declared
+            forest.partial_fit(X[:200], y[:200])
+    with DaskShardedForest(AMFClassifier(4, random_state=0), 2, client, mode="rows") as forest:
+        forest.partial_fit(X[keep][:200], y[keep][:200], classes=[0, 1, 2])
+        forest.partial_fit(X[:200], y[:200])
+        assert_array_equal(forest.classes_, [0, 1, 2])
+
+
+# ------------------------------------------------------ Dask collections, Parquet
+@pytest.fixture(scope="module")
+def parquet_folder(tmp_path_factory, classification):
+    """The classification rows in 6 Parquet files of 150 rows (a 'label' column)."""
+    pytest.importorskip("pyarrow", reason="Parquet needs pyarrow (pip install pyarrow)")
+    pd = pytest.importorskip("pandas", reason="pandas is not installed")
+    X, y, _ = classification
+    folder = tmp_path_factory.mktemp("parquet")
+    for part, start in enumerate(range(0, X.shape[0], 150)):
+        frame = pd.DataFrame(X[start:start + 150], columns=[f"x{j}" for j in range(4)])
+        frame["label"] = y[start:start + 150]
+        frame.to_parquet(folder / f"part-{part:03d}.parquet")
+    return folder
+
+
+def _read_parquet(folder):
+    dd = pytest.importorskip("dask.dataframe", reason="dask.dataframe is not installed")
+    return dd.read_parquet(str(folder))
+
+
+@pytest.mark.parametrize("mode", ["trees", "rows"])
+def test_sharded_forest_streams_parquet(client, parquet_folder, classification, mode):
+    from mondrianlearn.dask import DaskShardedForest, shard_estimators
+
+    X, y, X_test = classification
+    frame = _read_parquet(parquet_folder)
+    assert frame.npartitions == 6
+    template = AMFClassifier(4, random_state=0)
+    with DaskShardedForest(template, 2, client, mode=mode) as forest:
+        forest.partial_fit(frame, target="label", progress=False)
+        # locally: partition j to every shard (trees) or to shard j % 2 (rows)
+        shards = shard_estimators(template, 2)
+        for j, start in enumerate(range(0, X.shape[0], 150)):
+            for i, shard in enumerate(shards):
+                if mode == "trees" or i == j % 2:
+                    first = mode == "rows" and not hasattr(shard, "trees_")
+                    shard.partial_fit(X[start:start + 150], y[start:start + 150],
+                                      **({"classes": np.unique(y)} if first else {}))
+        local = merge_forests(shards, same_stream=mode == "trees")
+        _assert_same_predictions(forest.gather(), local, X_test, exact=True)
+        _assert_same_predictions(forest, local, X_test)
+
+
+def test_partial_fit_stream_equals_partial_fit_on_partitions(client, parquet_folder,
+                                                           classification, regression):
+    da = pytest.importorskip("dask.array", reason="dask.array is not installed")
+    from mondrianlearn.dask import partial_fit_stream
+
+    X, y, X_test = classification
+    streamed = partial_fit_stream(MondrianForestClassifier(3, random_state=0),
+                                  _read_parquet(parquet_folder), target="label",
+                                  progress=False)
+    local = _stream(MondrianForestClassifier(3, random_state=0), X, y, batch=150)
+    assert_array_equal(streamed.predict_proba(X_test), local.predict_proba(X_test))
+    Xr, yr, Xr_test = regression  # a dask array, without a distributed client
+    streamed = partial_fit_stream(AMFRegressor(3, random_state=0),
+                                  da.from_array(Xr, chunks=(200, 2)),
+                                  da.from_array(yr, chunks=300), progress=False,
+                                  client=None)
+    local = AMFRegressor(3, random_state=0)
+    for start in range(0, Xr.shape[0], 200):
+        local.partial_fit(Xr[start:start + 200], yr[start:start + 200])
+    assert_array_equal(streamed.predict(Xr_test), local.predict(Xr_test))
+
+
+def test_evaluate_parquet_equals_progressive_evaluation(client, parquet_folder,
+                                                        classification):
+    from mondrianlearn.dask import evaluate_parquet
+    from mondrianlearn.evaluation import Learner, progressive_evaluation
+
+    X, y, _ = classification
+    traces = evaluate_parquet(parquet_folder,
+                              lambda task: [Learner(task, AMFClassifier(3, random_state=0))],
+                              target="label", batch_size=50, progress=False)
+    reference = progressive_evaluation([Learner("AMF", AMFClassifier(3, random_state=0))],
+                                       X, y, batch_size=50, progress=False)
+    assert traces[0].name == "classification"
+    for key in ("accuracy", "log_loss"):
+        assert traces[0].summary[key] == pytest.approx(reference[0].summary[key], rel=1e-12)
+    assert traces[0].samples[-1] == X.shape[0]
+    with pytest.raises(ValueError, match="online learners"):
+        evaluate_parquet(parquet_folder, [Learner("rf", AMFClassifier(), refit_every=100)],
+                         target="label", progress=False)

@@ -1,4 +1,4 @@
-"""Merging Mondrian forests trained separately into one forest.
+"""Merging forests trained separately into one forest.
 
 The trees of a Mondrian forest are independent samples, so a forest of ``T1 + T2``
 trees is the union of a forest of ``T1`` trees and one of ``T2`` trees. Merging
@@ -8,6 +8,11 @@ node statistics in a common frame: the union of the classes for classifiers, the
 first forest's target offset and scale for regressors. The merged forest predicts
 the average of the inputs weighted by their numbers of trees, and keeps learning
 with ``partial_fit``.
+
+:func:`merge_forests` is the one entry point for every forest of the library: it
+dispatches on the forests' class through :data:`MERGEABLE_FORESTS` (aggregated
+Mondrian forests are merged by :mod:`mondrianlearn.amf._merge`). Classes not listed,
+such as boosting (whose trees depend on one another) or single trees, are refused.
 """
 
 import copy
@@ -16,7 +21,6 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ..engine.tree import SampleStore
-from ._base import BaseMondrianForest
 from .classifier import MondrianForestClassifier
 from .regressor import MondrianForestRegressor
 
@@ -24,34 +28,87 @@ from .regressor import MondrianForestRegressor
 # trees carry their own random streams, and threads do not change results.
 _FREE_PARAMETERS = ("n_estimators", "random_state", "n_jobs")
 
+MERGEABLE_FORESTS = {
+    # class name: (module, "module:function" merging fitted forests of that class)
+    "MondrianForestClassifier": ("mondrianlearn.forest", "mondrianlearn.forest._merge:merge_mondrian_forests"),
+    "MondrianForestRegressor": ("mondrianlearn.forest", "mondrianlearn.forest._merge:merge_mondrian_forests"),
+    "AMFClassifier": ("mondrianlearn.amf", "mondrianlearn.amf._merge:merge_amf_forests"),
+    "AMFRegressor": ("mondrianlearn.amf", "mondrianlearn.amf._merge:merge_amf_forests"),
+}
+"""The forest classes that :func:`merge_forests` merges (exactly these classes, not
+their subclasses), each with its module and its merge function. Online bagging is
+the ``bootstrap`` option of each of them, so bagged forests merge too."""
 
-def merge_forests(forests):
-    """Merge Mondrian forests trained separately into one forest.
 
-    Parameters
-    ----------
-    forests : sequence of MondrianForestClassifier or MondrianForestRegressor
-        Fitted forests of the same class, with the same parameters (apart from
-        ``n_estimators``, ``random_state`` and ``n_jobs``) and the same features.
-        They are not modified.
+def mergeable_forest_classes():
+    """The classes listed in :data:`MERGEABLE_FORESTS`, imported.
 
     Returns
     -------
-    forest : MondrianForestClassifier or MondrianForestRegressor
+    classes : tuple of type
+    """
+    import importlib
+
+    return tuple(getattr(importlib.import_module(module), name)
+                 for name, (module, _) in MERGEABLE_FORESTS.items())
+
+
+def _merge_function(kind):
+    """The merge function declared for exactly the class ``kind``, or None."""
+    import importlib
+
+    entry = MERGEABLE_FORESTS.get(kind.__name__)
+    if entry is None or getattr(importlib.import_module(entry[0]), kind.__name__) is not kind:
+        return None
+    module, name = entry[1].split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def merge_forests(forests, same_stream=False):
+    """Merge forests trained separately into one forest.
+
+    Parameters
+    ----------
+    forests : sequence of fitted forests
+        Forests of one class of :data:`MERGEABLE_FORESTS` (Mondrian forests or
+        aggregated Mondrian forests, classifiers or regressors), with the same
+        parameters (apart from ``n_estimators``, ``random_state`` and ``n_jobs``)
+        and the same features. They are not modified.
+    same_stream : bool, default=False
+        Whether the forests learned the same rows in the same order (as the shards
+        of :class:`mondrianlearn.dask.DaskShardedForest` in ``mode="trees"``). The
+        merged forest then keeps what describes the stream once: the first forest's
+        ``n_samples_seen_``, its sample store (Mondrian forests; the trees' sample
+        ids need no moving) and its running target moments (AMF regressors),
+        instead of adding them up. Checked: the forests must have seen as many
+        rows, and Mondrian forests must have stored the same points.
+
+    Returns
+    -------
+    forest : estimator of the forests' class
         A new forest holding copies of all the trees, in the order given, with
         ``n_estimators`` the total number of trees and the other parameters of the
         first forest. Classifiers get the union of the classes (the class counts of
         each forest are moved to the columns of the union, as ``partial_fit`` does
-        when a new label appears); regressors keep their node moments in the target
-        scale of the first forest. ``n_samples_seen_`` is the sum over the forests.
+        when a new label appears); regressors keep their node statistics in the
+        target frame of the first forest (Mondrian forests: its offset and scale;
+        AMF: its offset, with the targets' running moments pooled over the
+        forests, see :mod:`mondrianlearn.amf._merge`). ``n_samples_seen_`` is the
+        sum over the forests (see ``same_stream``).
+
+    Raises
+    ------
+    TypeError
+        For a class not in :data:`MERGEABLE_FORESTS` or forests of several classes.
 
     Notes
     -----
     The merged forest's predictions are the average of the inputs' predictions
-    weighted by their numbers of (trained) trees, up to rounding, when the
-    classifiers share the same classes. Every forest keeps its own copy of the
-    points that pausing needs, so merging shards that saw the same stream stores
-    those points once per shard.
+    weighted by their numbers of trees (Mondrian forests: trees that have seen a
+    point), up to rounding, when the classifiers share the same classes (with other
+    classes, a Mondrian forest's smoothing and an AMF's default Dirichlet prior
+    follow the number of classes). Without ``same_stream`` every forest keeps its
+    own copy of the points that pausing needs.
 
     Examples
     --------
@@ -68,9 +125,16 @@ def merge_forests(forests):
     True
     """
     forests = list(forests)
-    _check_mergeable(forests)
+    merge = _check_mergeable(forests)
+    return merge(forests, same_stream=bool(same_stream))
+
+
+def merge_mondrian_forests(forests, same_stream=False):
+    """Merge Mondrian forests that :func:`merge_forests` has checked (see there)."""
     first = forests[0]
-    merged = copy.copy(first)
+    if same_stream:
+        _check_same_rows(forests)
+    merged = copy.copy(first)  # leaves out the fast path's scratch state
     for name, value in vars(merged).items():
         if isinstance(value, np.ndarray):
             setattr(merged, name, value.copy())
@@ -99,29 +163,52 @@ def merge_forests(forests):
                        for f, (a, b) in zip(forests, frames)]
         store_keys = [f._store.keys[: f._store.n] for f in forests]
 
-    merged._store = _concatenate_stores(forests, store_keys, store_stats, n_stats)
-    offsets = np.concatenate([[0], np.cumsum([f._store.n for f in forests])])
-    for forest_trees, forest, offset in zip(trees, forests, offsets[:-1]):
-        for tree in forest_trees:
-            _relocate_samples(tree, int(offset), forest._store.n, merged._store.n)
+    if same_stream:
+        # One copy of the stream's points, at the same ids in every forest.
+        merged._store = _concatenate_stores(forests[:1], store_keys[:1], store_stats[:1],
+                                            n_stats)
+    else:
+        merged._store = _concatenate_stores(forests, store_keys, store_stats, n_stats)
+        offsets = np.concatenate([[0], np.cumsum([f._store.n for f in forests])])
+        for forest_trees, forest, offset in zip(trees, forests, offsets[:-1]):
+            for tree in forest_trees:
+                _relocate_samples(tree, int(offset), forest._store.n, merged._store.n)
+        merged.n_samples_seen_ = int(sum(f.n_samples_seen_ for f in forests))
+        ranges = [f._feature_range for f in forests]
+        merged._feature_range = np.vstack([np.min([r[0] for r in ranges], axis=0),
+                                           np.max([r[1] for r in ranges], axis=0)])
 
     merged.trees_ = [tree for forest_trees in trees for tree in forest_trees]
     merged.n_estimators = len(merged.trees_)
-    merged.n_samples_seen_ = int(sum(f.n_samples_seen_ for f in forests))
+    merged._remember_fast_state()
     return merged
 
 
+def _check_same_rows(forests):
+    first = forests[0]
+    for i, forest in enumerate(forests[1:], start=1):
+        same = forest.n_samples_seen_ == first.n_samples_seen_
+        store, reference = getattr(forest, "_store", None), getattr(first, "_store", None)
+        if same and store is not None:
+            n = reference.n
+            same = (store.n == n and np.array_equal(store.X[:n], reference.X[:n])
+                    and np.array_equal(store.stats[:n], reference.stats[:n]))
+        if not same:
+            raise ValueError(
+                f"same_stream=True but forest {i} did not learn the same rows as forest 0.")
+
+
 def _check_mergeable(forests):
+    """Check that the forests can be merged; return their merge function."""
     if not forests:
         raise ValueError("merge_forests needs at least one forest, got none.")
     first = forests[0]
     kind = type(first)
-    if not (isinstance(first, (MondrianForestClassifier, MondrianForestRegressor))
-            and "n_estimators" in first.get_params()
-            and kind._learn is BaseMondrianForest._learn):
+    merge = _merge_function(kind)
+    if merge is None:
         raise TypeError(
-            "merge_forests merges MondrianForestClassifier or MondrianForestRegressor "
-            f"forests (independent trees); got {kind.__name__}.")
+            f"merge_forests merges forests of independent trees ({', '.join(MERGEABLE_FORESTS)}); "
+            f"got {kind.__name__}.")
     for forest in forests:
         if type(forest) is not kind:
             raise TypeError(
@@ -145,6 +232,7 @@ def _check_mergeable(forests):
         if (names is None) != (other_names is None) or (
                 names is not None and not np.array_equal(names, other_names)):
             raise ValueError(f"Forest {i} was fitted with other feature names than forest 0.")
+    return merge
 
 
 def _same_value(a, b):
