@@ -30,6 +30,7 @@ Parquet also need ``dask[dataframe]`` and ``pyarrow``.
 import time
 import uuid
 from collections import deque
+from pathlib import Path
 
 import numpy as np
 from sklearn.base import clone, is_classifier
@@ -412,7 +413,7 @@ class DaskShardedForest:
     def fit(self, X, y=None, **fit_params):
         """Start new shards and learn ``(X, y)``.
 
-        In ``mode="trees"`` every shard ``fit``\\ s its trees on all rows. In
+        In ``mode="trees"`` every shard calls its ``fit`` on all the rows. In
         ``mode="rows"``, and for Dask collections in either mode, this is a first
         :meth:`partial_fit` of new shards.
 
@@ -723,8 +724,12 @@ def _frame_rows(frame, target):
     name = frame.columns[-1] if target is None else target
     if name not in frame.columns:
         raise KeyError(f"The data has no column {name!r} (columns: {list(frame.columns)}).")
-    X = np.ascontiguousarray(frame.drop(columns=[name]).to_numpy(dtype=np.float64))
-    return X, frame[name].to_numpy()
+    features = frame.drop(columns=[name])
+    other = [c for c, dtype in features.dtypes.items() if dtype.kind not in "biuf"]
+    if other:
+        raise ValueError(f"Feature columns must be numeric; {other} are not (encode them, or "
+                         f"leave them out when reading: read_parquet(..., columns=[...])).")
+    return np.ascontiguousarray(features.to_numpy(dtype=np.float64)), frame[name].to_numpy()
 
 
 def _array_rows(X, y):
@@ -891,8 +896,8 @@ def partial_fit_stream(estimator, X, y=None, *, target=None, classes=None, progr
 
 
 # ------------------------------------------------------------------ evaluation
-def evaluate_parquet(path, learners, *, target=None, task=None, batch_size=100, scaler=None,
-                     n_rows=None, progress=True, description=None, client=None):
+def evaluate_parquet(path, learners, *, target=None, features=None, task=None, batch_size=100,
+                     scaler=None, n_rows=None, progress=True, description=None, client=None):
     """Progressive (test-then-train) evaluation on a folder of Parquet files, streamed.
 
     The same protocol as :func:`mondrianlearn.evaluation.progressive_evaluation`
@@ -912,7 +917,10 @@ def evaluate_parquet(path, learners, *, target=None, task=None, batch_size=100, 
         prefix in memory). A callable is called with the task (``"classification"``
         or ``"regression"``) and returns them, for callers whose models depend on it.
     target : str, default=None
-        Target column (default: the last one); the other columns are the features.
+        Target column (default: the last one).
+    features : list of str, default=None
+        Feature columns, read in this order (default: every column but the target;
+        they must be numeric).
     task : {"classification", "regression"}, default=None
         Inferred when ``None``: regression for a floating-point target with a
         non-integer value, classification otherwise.
@@ -946,11 +954,15 @@ def evaluate_parquet(path, learners, *, target=None, task=None, batch_size=100, 
     """
     import dask
     import dask.dataframe as dd
-    from pathlib import Path
 
     from .evaluation import Trace, warm_up
 
-    frame = dd.read_parquet(str(path))
+    if features is not None:
+        if target is None:
+            raise ValueError("Give the target column when choosing the feature columns.")
+        frame = dd.read_parquet(str(path), columns=[*features, target])
+    else:
+        frame = dd.read_parquet(str(path))
     name = frame.columns[-1] if target is None else target
     if name not in frame.columns:
         raise KeyError(f"{path} has no column {name!r} (columns: {list(frame.columns)}).")

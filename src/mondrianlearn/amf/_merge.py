@@ -25,7 +25,6 @@ from typing import NamedTuple
 import numpy as np
 
 from .classifier import AMFClassifier
-from .regressor import AMFRegressor
 
 
 class ForestFrame(NamedTuple):
@@ -166,8 +165,9 @@ def regression_parts(forest, X, return_std):
 
     Parameters
     ----------
-    forest : AMFRegressor
-        The group of trees, expressed in the merged forest's frame (:func:`reframe`).
+    forest : AMFRegressor or MondrianForestRegressor
+        The group of trees, expressed in the merged forest's frame (:func:`reframe`
+        for AMF). Each of its trees is predicted as a forest of one tree.
     X : array-like of shape (n_samples, n_features)
     return_std : bool
 
@@ -182,7 +182,7 @@ def regression_parts(forest, X, return_std):
         return (forest.predict(X),)
     single = copy.copy(forest)  # one tree at a time: its mean and its own variance
     means, variances = [], []
-    for tree in forest.trees_:
+    for tree in forest._trained_trees():  # the trees that predictions average over
         single.trees_ = [tree]
         single.n_estimators = 1
         mean, std = single.predict(X, return_std=True)

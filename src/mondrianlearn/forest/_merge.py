@@ -22,7 +22,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..engine.tree import SampleStore
 from .classifier import MondrianForestClassifier
-from .regressor import MondrianForestRegressor
 
 # Parameters that may differ between the forests: the number of trees adds up, the
 # trees carry their own random streams, and threads do not change results.
