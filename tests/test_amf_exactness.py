@@ -208,7 +208,8 @@ def test_classifier_matches_brute_force_over_prunings(seed, step, scoring, exten
     weights = np.random.RandomState(seed + 1).uniform(0.5, 2.0, size=7)
     alpha = 0.2
     clf = AMFClassifier(n_estimators=1, step=step, dirichlet=alpha, split_pure=True,
-                        scoring=scoring, temporary_extension=extend, random_state=seed)
+                        feature_scale=None, scoring=scoring, temporary_extension=extend,
+                        random_state=seed)
     for start in range(0, 7, 3):  # mini-batches: the stream order is what counts
         clf.partial_fit(X[start:start + 3], y[start:start + 3],
                         classes=np.arange(n_classes) if start == 0 else None,
@@ -245,7 +246,7 @@ def _regression_stream(seed, n=8):
 
 
 def _fit_regressor(seed, X, y, weights, **params):
-    reg = AMFRegressor(random_state=seed, **params)
+    reg = AMFRegressor(random_state=seed, feature_scale=None, **params)
     half = len(X) // 2
     reg.partial_fit(X[:half], y[:half], sample_weight=weights[:half])
     reg.partial_fit(X[half:], y[half:], sample_weight=weights[half:])
@@ -347,6 +348,7 @@ def test_without_aggregation_predicts_with_the_leaf_forecaster():
     y = (X[:, 0] > 0.5).astype(int) + (X[:, 1] > 0.5)
     alpha = 0.3
     clf = AMFClassifier(n_estimators=1, dirichlet=alpha, use_aggregation=False,
+                        feature_scale=None,
                         random_state=0).fit(X, y)
     tree = _Tree(clf.trees_[0].arrays)
     counts = clf.trees_[0].node_stats["counts"]
@@ -356,7 +358,8 @@ def test_without_aggregation_predicts_with_the_leaf_forecaster():
                                            + 3 * alpha)
     np.testing.assert_allclose(clf.predict_proba(T), expected, rtol=0, atol=1e-12)
 
-    reg = AMFRegressor(n_estimators=1, use_aggregation=False, random_state=0)
+    reg = AMFRegressor(n_estimators=1, use_aggregation=False, random_state=0,
+                       feature_scale=None)
     reg.fit(X, X[:, 0] * 2)
     tree = _Tree(reg.trees_[0].arrays)
     leaves = [tree.path(x)[-1] for x in T.tolist()]
@@ -369,6 +372,7 @@ def test_one_point_gives_the_updated_prior_and_the_prior_far_away():
     x0 = np.array([[0.2, 0.7]])
     alpha = 0.5
     clf = AMFClassifier(n_estimators=3, dirichlet=alpha, temporary_extension=True,
+                        feature_scale=None,
                         scoring="before_update", random_state=0)
     clf.partial_fit(x0, [1], classes=[0, 1, 2])
     posterior = (np.array([0.0, 1.0, 0.0]) + alpha) / (1.0 + 3 * alpha)
@@ -380,12 +384,14 @@ def test_one_point_gives_the_updated_prior_and_the_prior_far_away():
                                atol=1e-12)
     np.testing.assert_allclose(clf.weighted_depth(far), [0.5], atol=1e-12)
 
-    reg = AMFRegressor(n_estimators=2, temporary_extension=True, random_state=0)
+    reg = AMFRegressor(n_estimators=2, temporary_extension=True, random_state=0,
+                       feature_scale=None)
     reg.fit(x0, [3.0])
     np.testing.assert_allclose(reg.predict(x0), [3.0], atol=1e-12)
     # The empty leaf predicts the running mean of the targets.
     np.testing.assert_allclose(reg.predict(far), [3.0], atol=1e-12)
-    reg = AMFRegressor(n_estimators=2, temporary_extension=True, random_state=0)
+    reg = AMFRegressor(n_estimators=2, temporary_extension=True, random_state=0,
+                       feature_scale=None)
     reg.fit(np.vstack([x0, x0, x0 + 1.0]), [3.0, 5.0, 7.0])
     leaf = reg.trees_[0].node_stats["mean"][reg.trees_[0].arrays.meta[1]]  # the root
     assert reg._y_offset + leaf == 5.0

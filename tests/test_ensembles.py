@@ -275,8 +275,9 @@ def test_bootstrap_false_reproduces_the_model_before_the_option():
     order = np.random.RandomState(0).permutation(150)
     X, y = X[order], y[order]
     probe = np.random.RandomState(1).uniform(X.min(0) - 0.5, X.max(0) + 0.5, size=(6, 4))
-    clf = MondrianForestClassifier(n_estimators=4, random_state=0).fit(X[:100], y[:100])
-    clf.partial_fit(X[100:], y[100:])
+    # Raw features (feature_scale=None): the model of that commit.
+    clf = MondrianForestClassifier(n_estimators=4, random_state=0, feature_scale=None)
+    clf.fit(X[:100], y[:100]).partial_fit(X[100:], y[100:])
     assert clf.n_nodes_.tolist() == [33, 55, 59, 47]
     expected = np.array([
         [9.6848164580464080e-01, 1.7106647500697396e-02, 1.4411706694661854e-02],
@@ -289,7 +290,7 @@ def test_bootstrap_false_reproduces_the_model_before_the_option():
     assert all(tree.sample_mult.shape == (0,) for tree in clf.trees_)
 
     Xr, yr = make_regression(n_samples=120, n_features=3, noise=1.0, random_state=0)
-    reg = MondrianForestRegressor(n_estimators=4, random_state=0)
+    reg = MondrianForestRegressor(n_estimators=4, random_state=0, feature_scale=None)
     reg.partial_fit(Xr[:60], yr[:60]).partial_fit(Xr[60:], yr[60:])
     mean, std = reg.predict(np.random.RandomState(2).normal(size=(6, 3)), return_std=True)
     np.testing.assert_allclose(mean, [-136.22088738122966, 42.59169608890414,

@@ -60,8 +60,10 @@ def plot_mondrian_tree(model, X=None, y=None, *, tree_index=0, ax=None, show_tim
     plt = _pyplot()
     from matplotlib.patches import Rectangle
 
+    from .utils.feature_scale import tree_in_raw_units
+
     tree = _tree_state(model, tree_index)
-    a = tree.arrays
+    a = tree_in_raw_units(model, tree)  # cuts and boxes in the units of X
     if a.lower.shape[1] != 2:
         raise ValueError("plot_mondrian_tree draws 2-D trees; this one has "
                          f"{a.lower.shape[1]} features.")

@@ -44,6 +44,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         "max_nodes": [Interval(Integral, 3, None, closed="left"), None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
+        "feature_scale": [StrOptions({"range"}), "array-like", None],
     }
 
     def _max_nodes_value(self):
@@ -67,6 +68,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
     # ------------------------------------------------------------------ learning
     def _start_model(self, n_features, node_stats):
         """Fresh empty trees with their own random streams."""
+        self._start_units(n_features)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         states = spawn_states(seed, self.n_estimators)
         self.trees_ = [
@@ -181,6 +183,12 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
 
     # ---------------------------------------------------------------- prediction
     def _check_predict_input(self, X):
+        """Checked rows to predict on, in the model's units (``utils.feature_scale``)."""
+        return self._in_units(self._checked_rows(X))
+
+    def _checked_rows(self, X):
+        """Checked rows to predict on, in the units of ``X`` (for the
+        ``_predict_*_validated`` methods, which take rows as their callers have them)."""
         check_is_fitted(self, "trees_")
         return check_X_predict(self, X)
 

@@ -77,12 +77,27 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         Threads used to train and query the trees (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
         Seeds the trees' random streams.
+    feature_scale : "range", None or array-like of shape (n_features,), default="range"
+        Units of the features. A cut picks its feature with probability
+        proportional to the side of the box along it, so in raw units the forest
+        depends on how each feature is measured. ``"range"``: each feature is
+        divided by its unit, the smallest power of two at least its range over the
+        rows learned so far (1 while it is constant). When a row widens a range
+        past its unit, the unit doubles before the row is learned and the trees are
+        rescaled exactly (boxes and thresholds divided by a power of two): the
+        partition and the aggregation weights stay, later cuts follow the new
+        units. A row is always learned in the units of the rows up to it, so
+        ``fit`` equals ``partial_fit`` over any mini-batches. ``None``: features as
+        they are. An array: fixed scales (each feature divided by its own). See
+        :mod:`mondrianlearn.utils.feature_scale`.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         Sorted class labels; ``partial_fit`` adds labels as they appear.
     n_features_in_ : int
+    feature_scale_ : ndarray of shape (n_features,)
+        Scale of each feature: the trees hold ``X / feature_scale_``.
     feature_names_in_ : ndarray of str
         Defined when ``X`` had string column names.
     trees_ : list of TreeState
@@ -132,7 +147,8 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
 
     def __init__(self, n_estimators=10, step=1.0, dirichlet=None, use_aggregation=True,
                  split_pure=False, temporary_extension=False, scoring="count_then_score",
-                 bootstrap=False, max_nodes=None, n_jobs=None, random_state=None):
+                 bootstrap=False, max_nodes=None, n_jobs=None, random_state=None,
+                 feature_scale="range"):
         self.n_estimators = n_estimators
         self.step = step
         self.dirichlet = dirichlet
@@ -144,6 +160,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         self.max_nodes = max_nodes
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.feature_scale = feature_scale
 
     # ------------------------------------------------------------------ training
     @_fit_context(prefer_skip_nested_validation=True)
@@ -169,7 +186,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         X, y, sample_weight = check_classifier_fit(self, X, y, sample_weight)
         self._warn_renamed_scoring()
         self._start(X.shape[1])
-        self._learn_batch(X, y, sample_weight)
+        self._learn_in_units(X, y, sample_weight)
         self._trim()
         self._remember_fast_state()
         return self
@@ -211,7 +228,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         if first:
             self._start(X.shape[1])
         self._add_new_classes(y)  # a row of weight zero teaches nothing but its label
-        self._learn_batch(X, y, sample_weight)
+        self._learn_in_units(X, y, sample_weight)
         self._remember_fast_state()
         return self
 
@@ -231,9 +248,11 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         """
         if self._partial_fit_fast(X, y):
             return self
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        self._check_units_range(X)
         y = np.asarray(y)
         self._add_new_classes(y)
-        self._learn_batch(np.ascontiguousarray(X, dtype=np.float64), y, np.ones(X.shape[0]))
+        self._learn_in_units(X, y, np.ones(X.shape[0]))
         self._remember_fast_state()
         return self
 
@@ -312,14 +331,16 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
             proba = self._predict_proba_fast(fast)
             if proba is not None:
                 return proba
-        return self._predict_proba_validated(self._check_predict_input(X))
+        return self._predict_proba_validated(self._checked_rows(X))
 
     def _predict_proba_fast(self, X):
         """All trees in one compiled call (see ``utils.fast_path``), or None."""
         return self._predict_fast(predict_proba_forest, X, len(self.classes_))
 
     def _predict_proba_validated(self, X):
-        """``predict_proba`` on a checked C-contiguous float64 array."""
+        """``predict_proba`` on a checked C-contiguous float64 array (in the units of
+        ``X``)."""
+        X = self._in_units(X)
         if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and hasattr(self, "_fast_params"):
             proba = self._predict_proba_fast(X)
             if proba is not None:

@@ -81,10 +81,17 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         Threads used to train and query the trees (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
         Seeds the trees' random streams.
+    feature_scale : "range", None or array-like of shape (n_features,), default="range"
+        Units of the features, as in :class:`AMFClassifier`: ``"range"`` divides each
+        feature by the smallest power of two at least its range over the rows
+        learned so far, and rescales the trees exactly when a unit doubles;
+        ``None`` uses the features as they are; an array gives fixed scales.
 
     Attributes
     ----------
     n_features_in_ : int
+    feature_scale_ : ndarray of shape (n_features,)
+        Scale of each feature: the trees hold ``X / feature_scale_``.
     feature_names_in_ : ndarray of str
         Defined when ``X`` had string column names.
     trees_ : list of TreeState
@@ -149,7 +156,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
 
     def __init__(self, n_estimators=10, step=STEP, use_aggregation=True, split_pure=True,
                  temporary_extension=False, scoring="count_then_score", bootstrap=False,
-                 max_nodes=None, n_jobs=None, random_state=None):
+                 max_nodes=None, n_jobs=None, random_state=None, feature_scale="range"):
         self.n_estimators = n_estimators
         self.step = step
         self.use_aggregation = use_aggregation
@@ -160,6 +167,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         self.max_nodes = max_nodes
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.feature_scale = feature_scale
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -184,7 +192,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
                                               y_numeric=True)
         self._warn_renamed_scoring()
         self._start(X.shape[1], y, sample_weight)
-        self._learn_batch(X, y, sample_weight)
+        self._learn_in_units(X, y, sample_weight)
         self._trim()
         self._remember_fast_state()
         return self
@@ -221,7 +229,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         X, y, sample_weight, first = checked
         if first:
             self._start(X.shape[1], y, sample_weight)
-        self._learn_batch(X, y, sample_weight)
+        self._learn_in_units(X, y, sample_weight)
         self._remember_fast_state()
         return self
 
@@ -247,7 +255,8 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         if self._partial_fit_fast(X, y):
             return self
         X = np.ascontiguousarray(X, dtype=np.float64)
-        self._learn_batch(X, np.asarray(y, dtype=np.float64), np.ones(X.shape[0]))
+        self._check_units_range(X)
+        self._learn_in_units(X, np.asarray(y, dtype=np.float64), np.ones(X.shape[0]))
         self._remember_fast_state()
         return self
 
@@ -342,7 +351,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
                 value = self._predict_fast_values(fast)
                 if value is not None:
                     return value
-        return self._predict_validated(self._check_predict_input(X), return_std)
+        return self._predict_validated(self._checked_rows(X), return_std)
 
     def _predict_fast_values(self, X):
         """All trees in one compiled call (see ``utils.fast_path``), or None."""
@@ -352,7 +361,8 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         return None if value is None else self._y_offset + value
 
     def _predict_validated(self, X, return_std=False):
-        """``predict`` on a checked C-contiguous float64 array."""
+        """``predict`` on a checked C-contiguous float64 array (in the units of ``X``)."""
+        X = self._in_units(X)
         value = None
         if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and hasattr(self, "_fast_params"):
             value = self._predict_fast_values(X)

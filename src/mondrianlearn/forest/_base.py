@@ -12,7 +12,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..engine.random import spawn_states
@@ -45,6 +45,7 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         "max_nodes": [Interval(Integral, 3, None, closed="left"), None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
+        "feature_scale": [StrOptions({"range"}), "array-like", None],
     }
 
     _fast_stats = ("stats",)  # per-node arrays in the fast path's tree table
@@ -71,6 +72,7 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
 
     def _start_model(self, n_features, n_stats):
         """Fresh trees with their own random streams, and an empty sample store."""
+        self._start_units(n_features)
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         states = spawn_states(seed, self._n_trees())
         self._store = SampleStore(n_features, n_stats)
@@ -95,6 +97,32 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         # each tree is trained on a worker and comes back as a new object.
         self.trees_ = map_trees(learn_tree, self.trees_, self.n_jobs)
         self._release_store_if_full()
+
+    def _resamples_on_new_units(self):
+        """New feature units (``utils.feature_scale``) re-sample the trees on the
+        stored points, except under a node budget, where trees grow point by point
+        (in ``fit`` too) and are rescaled in place, so that ``fit`` still equals
+        ``partial_fit`` over any mini-batches."""
+        return self._max_nodes_value() >= _BIG_DEPTH
+
+    def _can_resample(self):
+        """Whether the store holds every point the trees learned (not released)."""
+        return all(t.keep_samples for t in self.trees_)
+
+    def _resample_trees(self):
+        """Sample every tree afresh, in batch, on the stored points (each tree goes on
+        with its own random stream): the forest then has the law of ``fit`` on them."""
+        store = self._store
+        ids = np.arange(store.n, dtype=np.int64)
+        settings = self._learning_settings()
+        n_stats = store.stats.shape[1]
+        fresh = [TreeState(store.X.shape[1], tree.rng_state, {"stats": np.zeros((16, n_stats))},
+                           count_multiplicity=self._bootstrap()) for tree in self.trees_]
+
+        def learn_tree(tree):
+            return _learn_tree(tree, store, ids, settings)
+
+        self.trees_ = map_trees(learn_tree, fresh, self.n_jobs) if store.n else fresh
 
     def _release_store_if_full(self):
         max_nodes = self._max_nodes_value()
@@ -178,6 +206,12 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         return _BIG_DEPTH if self.max_depth is None else int(self.max_depth)
 
     def _check_predict_input(self, X):
+        """Checked rows to predict on, in the model's units (``utils.feature_scale``)."""
+        return self._in_units(self._checked_rows(X))
+
+    def _checked_rows(self, X):
+        """Checked rows to predict on, in the units of ``X`` (for the
+        ``_predict_*_validated`` methods, which take rows as their callers have them)."""
         check_is_fitted(self, "trees_")
         return check_X_predict(self, X)
 

@@ -30,11 +30,13 @@ class MondrianTreeView:
     feature : ndarray of int
         Split feature (``-1`` at leaves).
     threshold : ndarray of float
-        Points with ``x[feature] <= threshold`` go left.
+        Points with ``x[feature] <= threshold`` go left (in the units of ``X``).
     split_time : ndarray of float
         Time ``tau`` of each split; at leaves, the lifetime (``inf`` by default).
+        Times are those of the process on the scaled features
+        (``X / feature_scale_``, see the estimators' ``feature_scale``).
     lower, upper : ndarray of shape (node_count, n_features)
-        Bounding box of the training points in each node.
+        Bounding box of the training points in each node (in the units of ``X``).
     n_node_samples : ndarray of int
         Number of training points in each node.
     paused : ndarray of bool
@@ -64,9 +66,18 @@ class MondrianTreeView:
     max_depth: int
 
     @classmethod
-    def from_state(cls, tree, value, posterior=None):
+    def from_state(cls, tree, value, posterior=None, units=None):
+        """The view of a :class:`~mondrianlearn.engine.tree.TreeState`; ``units``
+        (the model's feature scales, or None) map its coordinates back to the units
+        of ``X``."""
         a = tree.arrays
         n = tree.n_nodes
+        lower, upper, threshold = a.lower[:n], a.upper[:n], a.threshold[:n]
+        if units is not None:
+            feature = a.feature[:n]
+            lower, upper = lower * units, upper * units
+            threshold = np.where(feature >= 0, threshold * units[np.maximum(feature, 0)],
+                                 threshold)
         return cls(
             node_count=n,
             root=int(a.meta[META_ROOT]),
@@ -74,10 +85,10 @@ class MondrianTreeView:
             children_right=_frozen(a.right[:n]),
             parent=_frozen(a.parent[:n]),
             feature=_frozen(a.feature[:n]),
-            threshold=_frozen(a.threshold[:n]),
+            threshold=_frozen(threshold),
             split_time=_frozen(a.time[:n]),
-            lower=_frozen(a.lower[:n]),
-            upper=_frozen(a.upper[:n]),
+            lower=_frozen(lower),
+            upper=_frozen(upper),
             n_node_samples=_frozen(a.n_points[:n]),
             paused=_frozen(a.paused[:n]),
             value=_frozen(value[:n]),

@@ -56,12 +56,29 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         Threads used to train and query the trees (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
         Seeds the trees' random streams.
+    feature_scale : "range", None or array-like of shape (n_features,), default="range"
+        Units of the features. A cut picks its feature with probability
+        proportional to the side of the box along it, so in raw units the forest
+        depends on how each feature is measured (in metres it would be cut a
+        thousand times more often than in kilometres). ``"range"``: each feature is
+        divided by its unit, the smallest power of two at least its range over the
+        rows learned so far (1 while it is constant), so that every feature spans
+        between half a unit and one at the root. When a row widens a range past its
+        unit, the unit doubles and the trees are sampled afresh on the stored
+        points in the new units: ``partial_fit`` keeps the law of ``fit`` on the
+        same rows, whatever their order (under a node budget they are rescaled in
+        place instead). ``None``: features as they are. An array:
+        fixed scales (each feature divided by its own). See
+        :mod:`mondrianlearn.utils.feature_scale`.
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
         Sorted class labels; ``partial_fit`` adds labels as they appear.
     n_features_in_ : int
+    feature_scale_ : ndarray of shape (n_features,)
+        Scale of each feature: the trees hold ``X / feature_scale_`` (boxes and
+        thresholds shown by ``tree_`` and the plots are in the units of ``X``).
     feature_names_in_ : ndarray of str
         Defined when ``X`` had string column names.
     trees_ : list of TreeState
@@ -89,7 +106,7 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
 
     def __init__(self, n_estimators=10, *, lifetime=np.inf, discount=None,
                  min_samples_split=2, max_depth=None, max_nodes=None, bootstrap=False,
-                 n_jobs=None, random_state=None):
+                 n_jobs=None, random_state=None, feature_scale="range"):
         self.n_estimators = n_estimators
         self.lifetime = lifetime
         self.discount = discount
@@ -99,6 +116,7 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         self.bootstrap = bootstrap
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.feature_scale = feature_scale
 
     # ------------------------------------------------------------------ training
     @_fit_context(prefer_skip_nested_validation=True)
@@ -120,7 +138,7 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         """
         X, y, sample_weight = check_classifier_fit(self, X, y, sample_weight)
         self._start_model(X.shape[1], len(self.classes_))
-        self._learn_batch(X, y, sample_weight)
+        self._learn_in_units(X, y, sample_weight)
         for tree in self.trees_:
             tree.trim()
         self._remember_fast_state()
@@ -161,7 +179,7 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         if first:
             self._start_model(X.shape[1], len(self.classes_))
         self._add_new_classes(y)  # a row of weight zero teaches nothing but its label
-        self._learn_batch(X, y, sample_weight)
+        self._learn_in_units(X, y, sample_weight)
         self._remember_fast_state()
         return self
 
@@ -178,9 +196,10 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         """
         if self._partial_fit_fast(X, y):
             return self
+        self._check_units_range(X)
         y = np.asarray(y)
         self._add_new_classes(y)
-        self._learn_batch(X, y, np.ones(X.shape[0]))
+        self._learn_in_units(X, y, np.ones(X.shape[0]))
         self._remember_fast_state()
         return self
 
@@ -239,7 +258,7 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
             proba = self._predict_proba_fast(fast)
             if proba is not None:
                 return proba
-        return self._predict_proba_validated(self._check_predict_input(X))
+        return self._predict_proba_validated(self._checked_rows(X))
 
     @fast_call
     def _predict_proba_fast(self, X):
@@ -257,7 +276,9 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         return out if status == 1 else None
 
     def _predict_proba_validated(self, X):
-        """``predict_proba`` on a C-contiguous, finite float64 array of the right width."""
+        """``predict_proba`` on a C-contiguous, finite float64 array of the right width
+        (in the units of ``X``)."""
+        X = self._in_units(X)
         if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and hasattr(self, "_fast_params"):
             proba = self._predict_proba_fast(X)
             if proba is not None:
@@ -317,6 +338,8 @@ class MondrianTreeClassifier(MondrianForestClassifier):
     max_depth : int, default=None
         Depth at which prediction paths stop.
     random_state : int, RandomState instance or None, default=None
+    feature_scale : "range", None or array-like, default="range"
+        Units of the features (see :class:`MondrianForestClassifier`).
     """
 
     _parameter_constraints = {
@@ -325,13 +348,14 @@ class MondrianTreeClassifier(MondrianForestClassifier):
     }
 
     def __init__(self, *, lifetime=np.inf, discount=None, min_samples_split=2,
-                 max_depth=None, max_nodes=None, random_state=None):
+                 max_depth=None, max_nodes=None, random_state=None, feature_scale="range"):
         self.lifetime = lifetime
         self.discount = discount
         self.min_samples_split = min_samples_split
         self.max_depth = max_depth
         self.max_nodes = max_nodes
         self.random_state = random_state
+        self.feature_scale = feature_scale
 
     n_estimators = 1
     n_jobs = None
@@ -343,4 +367,5 @@ class MondrianTreeClassifier(MondrianForestClassifier):
 
         tree = self.trees_[0]
         return MondrianTreeView.from_state(tree, value=tree.node_stats["stats"],
-                                           posterior=self.node_posteriors(0))
+                                           posterior=self.node_posteriors(0),
+                                           units=self._raw_units())

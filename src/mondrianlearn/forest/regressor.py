@@ -44,10 +44,18 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         (drawn in the compiled loop; zero means the tree does not see the point).
     n_jobs : int, default=None
     random_state : int, RandomState instance or None, default=None
+    feature_scale : "range", None or array-like of shape (n_features,), default="range"
+        Units of the features, as in :class:`MondrianForestClassifier`: ``"range"``
+        divides each feature by the smallest power of two at least its range over
+        the rows learned so far, and samples the trees afresh on the stored points
+        when a unit doubles (``partial_fit`` keeps the law of ``fit``); ``None``
+        uses the features as they are; an array gives fixed scales.
 
     Attributes
     ----------
     n_features_in_ : int
+    feature_scale_ : ndarray of shape (n_features,)
+        Scale of each feature: the trees hold ``X / feature_scale_``.
     trees_ : list of TreeState
     n_samples_seen_ : int
 
@@ -66,7 +74,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
 
     def __init__(self, n_estimators=10, *, lifetime=np.inf, min_samples_split=2,
                  max_depth=None, max_nodes=None, bootstrap=False, n_jobs=None,
-                 random_state=None):
+                 random_state=None, feature_scale="range"):
         self.n_estimators = n_estimators
         self.lifetime = lifetime
         self.min_samples_split = min_samples_split
@@ -75,6 +83,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         self.bootstrap = bootstrap
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.feature_scale = feature_scale
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -96,7 +105,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
                                               y_numeric=True)
         self._start_target_scale(y, sample_weight)
         self._start_model(X.shape[1], 3)
-        self._learn_batch(X, y, sample_weight)
+        self._learn_in_units(X, y, sample_weight)
         for tree in self.trees_:
             tree.trim()
         self._remember_fast_state()
@@ -134,7 +143,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         if first:
             self._start_target_scale(y, sample_weight)
             self._start_model(X.shape[1], 3)
-        self._learn_batch(X, y, sample_weight)
+        self._learn_in_units(X, y, sample_weight)
         self._remember_fast_state()
         return self
 
@@ -201,7 +210,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
             result = self._predict_fast(fast, return_std)
             if result is not None:
                 return result
-        return self._predict_validated(self._check_predict_input(X), return_std)
+        return self._predict_validated(self._checked_rows(X), return_std)
 
     @fast_call
     def _predict_fast(self, X, return_std):
@@ -225,12 +234,15 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         """``partial_fit`` of a fitted model on a checked float64 array (no validation)."""
         if self._partial_fit_fast(X, y):
             return self
-        self._learn_batch(X, np.asarray(y, dtype=np.float64), np.ones(X.shape[0]))
+        self._check_units_range(X)
+        self._learn_in_units(X, np.asarray(y, dtype=np.float64), np.ones(X.shape[0]))
         self._remember_fast_state()
         return self
 
     def _predict_validated(self, X, return_std=False):
-        """``predict`` on a C-contiguous, finite float64 array of the right width."""
+        """``predict`` on a C-contiguous, finite float64 array of the right width (in
+        the units of ``X``)."""
+        X = self._in_units(X)
         if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and hasattr(self, "_fast_params"):
             result = self._predict_fast(X, return_std)
             if result is not None:
@@ -329,6 +341,8 @@ class MondrianTreeRegressor(MondrianForestRegressor):
     max_depth : int, default=None
         Depth at which prediction paths stop.
     random_state : int, RandomState instance or None, default=None
+    feature_scale : "range", None or array-like, default="range"
+        Units of the features (see :class:`MondrianForestClassifier`).
     """
 
     _parameter_constraints = {
@@ -339,12 +353,13 @@ class MondrianTreeRegressor(MondrianForestRegressor):
     n_jobs = None
 
     def __init__(self, *, lifetime=np.inf, min_samples_split=2, max_depth=None,
-                 max_nodes=None, random_state=None):
+                 max_nodes=None, random_state=None, feature_scale="range"):
         self.lifetime = lifetime
         self.min_samples_split = min_samples_split
         self.max_depth = max_depth
         self.max_nodes = max_nodes
         self.random_state = random_state
+        self.feature_scale = feature_scale
 
     def weighted_decision_path(self, X):
         """Weights of the nodes on each row's path (sparse, n_samples x node_count)."""
@@ -356,4 +371,5 @@ class MondrianTreeRegressor(MondrianForestRegressor):
         from ._view import MondrianTreeView
 
         return MondrianTreeView.from_state(self.trees_[0],
-                                           value=self.node_means_and_variances(0))
+                                           value=self.node_means_and_variances(0),
+                                           units=self._raw_units())

@@ -4,11 +4,13 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .fast_path import FastPathMixin
+from .feature_scale import FeatureScaleMixin
 from .persistence import VersionedStateMixin
 
 
-class TreeModelMixin(FastPathMixin, VersionedStateMixin):
-    """Introspection, input widening and versioned pickles for models with ``trees_``.
+class TreeModelMixin(FeatureScaleMixin, FastPathMixin, VersionedStateMixin):
+    """Introspection, input widening, feature units and versioned pickles for models
+    with ``trees_``.
 
     A model may also hold a shared sample store in ``_store`` (Mondrian forests do,
     for pausing); it counts in ``model_size_`` and is widened with the trees.
@@ -41,7 +43,9 @@ class TreeModelMixin(FastPathMixin, VersionedStateMixin):
 
         Every box, and every stored point, gets value ``v`` in each new feature: the
         model of the same points had they all carried it (river's convention for a
-        feature that appears late; used by :mod:`mondrianlearn.river`).
+        feature that appears late; used by :mod:`mondrianlearn.river`). A model in
+        units (``utils.feature_scale``) gives each new feature unit 1, the unit of a
+        feature constant so far: ``v`` is stored as it is.
         """
         values = np.atleast_1d(np.asarray(values, dtype=np.float64))
         store = getattr(self, "_store", None)
@@ -50,6 +54,7 @@ class TreeModelMixin(FastPathMixin, VersionedStateMixin):
         for tree in self.trees_:
             tree.add_features(values)
         self.n_features_in_ += values.shape[0]
+        self._extend_units(values.shape[0])
         if getattr(self, "_feature_range", None) is not None:
             self._feature_range = np.hstack([self._feature_range,
                                              np.vstack([values, values])])

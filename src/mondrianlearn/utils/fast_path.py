@@ -10,7 +10,9 @@ attribute reads decide:
 - ``X`` is a C-ordered or convertible float64 ``numpy.ndarray`` of the fitted width
   with at most ``FAST_MAX_ROWS`` rows, and the model was not fitted on named
   columns (pandas input goes through full validation, which checks the names);
-- labels are ones the model knows (classifiers), given as a NumPy array or a list.
+- labels are ones the model knows (classifiers), given as a NumPy array or a list;
+- rows to learn change no feature unit (``utils.feature_scale``; the rows are
+  divided by the units in the same compiled call that checks it).
 
 Whatever does not qualify goes through the full path, which gives the same result
 or the same error. The values themselves (finite, range within float64) are checked
@@ -23,6 +25,8 @@ import functools
 import threading
 
 import numpy as np
+
+from .feature_scale import scale_rows, to_units
 
 FAST_MAX_ROWS = 512
 """Largest call (in rows) that takes the fast path; larger ones are validated in
@@ -102,9 +106,13 @@ class FastPathMixin:
             table = self._fast_scratch.table = TreeTable(self._fast_stats)
         return table if table.refresh(self.trees_) else None
 
-    def _fast_X(self, X):
-        """``X`` as a C-contiguous float64 array if this call may take the fast path,
-        else None."""
+    def _fast_X(self, X, learning=False):
+        """``X`` as a C-contiguous float64 array in the model's units
+        (``utils.feature_scale``) if this call may take the fast path, else None.
+
+        Rows to learn (``learning``) that would change a unit, or hold a value that is
+        not finite, take the full path.
+        """
         if type(X) is not np.ndarray or X.ndim != 2 or not 0 < X.shape[0] <= FAST_MAX_ROWS:
             return None
         state = self.__dict__
@@ -115,12 +123,22 @@ class FastPathMixin:
             if X.dtype.kind not in "fiu":
                 return None
             X = np.ascontiguousarray(X, dtype=np.float64)
+        units = state.get("_units")
+        if units is not None:
+            out = np.empty_like(X)
+            if learning and state["_units_follow_range"]:
+                feature_range = state.get("_feature_range")
+                if feature_range is None or scale_rows(X, units, feature_range, out):
+                    return None
+            else:
+                to_units(X, units, out)
+            return out
         return X
 
     def _fast_rows(self, X, y):
         """``(X, labels)`` for the fast path of ``partial_fit``, or None: class keys
         for a classifier (a model with ``classes_``), float targets otherwise."""
-        X = self._fast_X(X)
+        X = self._fast_X(X, learning=True)
         if X is None:
             return None
         if "_fast_class_index" in self.__dict__:

@@ -51,12 +51,19 @@ def check_extent(estimator, X, *, reset):
     overflows to infinity and the process degenerates. The running range of the
     features is kept in ``estimator._feature_range`` and updated only when the batch
     is accepted, so a refused batch leaves the model unchanged.
+
+    A model whose features are in units (``utils.feature_scale``) keeps the range in
+    those units; ``X`` is in the units of the caller: the check is made there, and
+    the model records the range when it learns the rows.
     """
     if X.shape[0] == 0:
         return
     low, high = X.min(axis=0), X.max(axis=0)
+    units = None if reset else estimator.__dict__.get("_units")
     known = None if reset else getattr(estimator, "_feature_range", None)
     if known is not None and known.shape[1] == X.shape[1]:
+        if units is not None:
+            known = known * units[0]
         low, high = np.minimum(low, known[0]), np.maximum(high, known[1])
     with np.errstate(over="ignore", invalid="ignore"):
         extent = np.sum(high - low)
@@ -64,7 +71,8 @@ def check_extent(estimator, X, *, reset):
         raise ValueError(
             "The features span a range whose total width overflows float64 (values "
             "near +-1.8e308); rescale them, e.g. with sklearn.preprocessing.MinMaxScaler.")
-    estimator._feature_range = np.vstack([low, high])
+    if units is None:
+        estimator._feature_range = np.vstack([low, high])
 
 
 def label_kind(labels, name="y"):

@@ -1,0 +1,382 @@
+"""Feature units: every feature is divided by a scale before the trees see it.
+
+A Mondrian cut picks its dimension with probability proportional to the side of the
+box along it, so the trees depend on the units of the features: a feature measured
+in metres instead of kilometres is cut a thousand times more often. The estimators'
+``feature_scale`` parameter removes that dependence. Rows are divided by the scale
+at the boundary, right after validation (``utils.validation``) or in the fast path
+(``utils.fast_path``), so the trees, the sample store and the running range of the
+features (``_feature_range``) hold scaled values; whatever shows boxes or
+thresholds to users maps them back (:meth:`FeatureScaleMixin._raw_units`).
+
+``feature_scale="range"`` measures each feature in a *unit* that follows its range
+over the rows learned so far: the smallest power of two at least that range (1 for
+a feature constant so far). Scaled, every feature spans more than half a unit and at
+most one, at the root of every tree. A row that widens a feature's range past its
+unit doubles the unit (as many times as needed) before the row is learned; the model
+is then rescaled, exactly (a multiplication by a power of two), and learning goes
+on:
+
+- AMF (no stored points): boxes, thresholds and the running range of that feature
+  are divided by the factor. The partition and every statistic stay as they are;
+  only the rates of later cuts change. A row is always learned in the units of the
+  range of the rows up to and including it, whatever the batches, so ``fit`` equals
+  ``partial_fit`` over any mini-batches, bit for bit. The model is the AMF of a
+  Mondrian process whose rate along each feature is one over its unit at the time:
+  the partition at any time depends on past rows only, and the aggregation over its
+  prunings is exact as before, so AMF stays an online learner with the same
+  guarantees given the partition.
+- Mondrian forests (which store their points): the trees are sampled afresh, in
+  batch, on the stored points in the new units, then extended with the new rows.
+  By projectivity the forest then has exactly the law of a forest sampled in batch
+  on all rows seen, in units that depend only on their range (not on their order or
+  batches): ``partial_fit`` has the law of ``fit`` on the same rows. A unit changes
+  only when a range doubles, so there are at most ``log2`` (final range / first
+  non-zero range) re-samplings per feature; most come early in a stream (a
+  stationary feature's range settles after a few hundred rows, a trending one's
+  grows in proportion to the rows, so its re-samplings come at doubling times and
+  their cost adds up to a few batch fits). Under a node budget (``max_nodes``),
+  where trees grow point by point (in ``fit`` too), they are rescaled in place as
+  for AMF, so that ``fit`` still equals ``partial_fit`` over any mini-batches.
+
+``feature_scale=None`` leaves the features as they are; an array gives fixed scales
+(rows divided by it, nothing rescaled later).
+"""
+
+import math
+
+import numpy as np
+
+from ..engine._jit import kernel
+
+MIN_EXPONENT = -1000
+"""Units are at least ``2 ** MIN_EXPONENT`` (their inverses stay finite)."""
+
+MAX_EXPONENT = 1023
+"""Units are at most ``2 ** MAX_EXPONENT``, the largest finite power of two."""
+
+MAGNITUDE_BITS = 900
+"""A unit is at least ``2 ** -MAGNITUDE_BITS`` times the largest magnitude of its
+feature's range, so that scaled values stay far below overflow."""
+
+
+# ------------------------------------------------------------------------ units
+def units_of_range(low, high):
+    """Unit of each feature for the range ``[low, high]`` (elementwise).
+
+    The smallest power of two at least ``high - low`` (and at least
+    ``2 ** -MAGNITUDE_BITS`` times the largest magnitude in the range), clipped to
+    ``[2 ** MIN_EXPONENT, 2 ** MAX_EXPONENT]``; 1 where the range is empty
+    (``high == low``), the unit of a feature constant so far; infinity where the
+    width of the range overflows (such rows are refused, ``check_extent``).
+
+    Parameters
+    ----------
+    low, high : array-like of the same shape
+        Lower and upper ends of the ranges, ``low <= high``.
+
+    Returns
+    -------
+    units : ndarray of that shape
+    """
+    low = np.asarray(low, dtype=np.float64)
+    high = np.asarray(high, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        spread = high - low
+        floor = np.ldexp(np.maximum(np.abs(low), np.abs(high)), -MAGNITUDE_BITS)
+    wide = np.maximum(np.where(spread > 0, spread, 1.0), floor)
+    mantissa, exponent = np.frexp(wide)
+    exponent = np.clip(exponent - (mantissa == 0.5), MIN_EXPONENT, MAX_EXPONENT)
+    units = np.where(np.isfinite(wide), np.ldexp(1.0, exponent), np.inf)
+    return np.where(spread > 0, units, 1.0)
+
+
+@kernel
+def _unit(low, high):
+    """``units_of_range`` of one feature (compiled)."""
+    spread = high - low
+    if not spread > 0.0:
+        return 1.0
+    floor = math.ldexp(max(abs(low), abs(high)), -MAGNITUDE_BITS)
+    wide = max(spread, floor)
+    if not np.isfinite(wide):
+        return np.inf  # a range that overflows: refused by the general path
+    mantissa, exponent = math.frexp(wide)
+    if mantissa == 0.5:
+        exponent -= 1
+    exponent = min(max(exponent, MIN_EXPONENT), MAX_EXPONENT)
+    return math.ldexp(1.0, exponent)
+
+
+@kernel
+def scale_rows(X, units, feature_range, out):
+    """Rows to learn, in units: ``out = X * units[1]`` if they change no unit.
+
+    ``units``: rows (unit, 1 / unit); ``feature_range``: the model's running range
+    (rows low, high), in units, only read. Returns 0 on success, 1 when a value is
+    not finite, 2 when a row widens a feature's range past its unit (the caller
+    then takes the general path, which rescales the model first).
+    """
+    n, d = X.shape
+    for j in range(d):
+        unit = units[0, j]
+        inverse = units[1, j]
+        low = feature_range[0, j]
+        high = feature_range[1, j]
+        for i in range(n):
+            v = X[i, j]
+            if not np.isfinite(v):
+                return 1
+            s = v * inverse
+            out[i, j] = s
+            if s < low or s > high:
+                low = min(low, s)
+                high = max(high, s)
+                if _unit(low * unit, high * unit) != unit:
+                    return 2
+    return 0
+
+
+@kernel
+def to_units(X, units, out):
+    """``out = X * units[1]``: rows in the model's units (prediction, fixed scales)."""
+    n, d = X.shape
+    for i in range(n):
+        for j in range(d):
+            out[i, j] = X[i, j] * units[1, j]
+
+
+@kernel
+def rescale_boxes(lower, upper, threshold, feature, n_nodes, factors):
+    """Multiply dimension ``d`` of the first ``n_nodes`` boxes, and the thresholds of
+    the cuts along ``d``, by ``factors[d]``."""
+    d = lower.shape[1]
+    for j in range(n_nodes):
+        for k in range(d):
+            lower[j, k] *= factors[k]
+            upper[j, k] *= factors[k]
+        f = feature[j]
+        if f >= 0:
+            threshold[j] *= factors[f]
+
+
+def tree_in_raw_units(model, tree):
+    """``tree.arrays`` of a tree of ``model`` with boxes and thresholds in the units
+    of ``X`` (copies of those arrays; the others are shared), for plots and views."""
+    a = tree.arrays
+    units = model._raw_units() if hasattr(model, "_raw_units") else None
+    if units is None:
+        return a
+    threshold = np.where(a.feature >= 0, a.threshold * units[np.maximum(a.feature, 0)],
+                         a.threshold)
+    return a._replace(lower=a.lower * units, upper=a.upper * units, threshold=threshold)
+
+
+def common_units(models):
+    """The units of the union of the models' ranges: what forests fitted apart in
+    ``"range"`` units are rescaled to before they are merged (``rescale_to``)."""
+    ranges = [m._raw_feature_range() for m in models]
+    low = np.min([r[0] for r in ranges], axis=0)
+    high = np.max([r[1] for r in ranges], axis=0)
+    return units_of_range(low, high)
+
+
+# ------------------------------------------------------------------------ mixin
+class FeatureScaleMixin:
+    """Rows in units for the estimators with a ``feature_scale`` parameter.
+
+    State: ``_units`` is None (features used as they are: no ``feature_scale``
+    parameter, or ``None``) or an array of rows (unit, 1 / unit), one column per
+    feature; ``_units_follow_range`` tells whether units follow the range
+    (``"range"``) or are fixed. Trees, the sample store and ``_feature_range`` are
+    always in the current units.
+
+    An estimator calls :meth:`_start_units` when it starts a model, learns its
+    checked rows with :meth:`_learn_in_units` (which calls its ``_learn_batch(X, y,
+    sample_weight)`` on rows in units), and predicts on ``_in_units(X)``
+    (``_check_predict_input`` and the fast path do it). A class that re-samples its
+    trees on stored points when units change defines ``_resamples_on_new_units()``,
+    ``_can_resample()`` and ``_resample_trees()``.
+    """
+
+    # ----------------------------------------------------------------- state
+    def _start_units(self, n_features):
+        """Units of a new model, before any row is learned (from ``_start_model``).
+
+        Raises ValueError for fixed scales of the wrong shape or not positive and
+        finite.
+        """
+        setting = getattr(self, "feature_scale", None)
+        self.__dict__.pop("_units_follow_range", None)
+        if setting is None:
+            self._units = None
+            return
+        if isinstance(setting, str):  # "range" (checked by the parameter constraints)
+            units = np.ones(n_features)
+            follow = True
+        else:
+            units = np.asarray(setting, dtype=np.float64)
+            if units.shape != (n_features,) or not np.all(np.isfinite(units) & (units > 0)):
+                raise ValueError(
+                    f"feature_scale must be 'range', None or {n_features} positive finite "
+                    f"scales (one per feature); got an array of shape {units.shape}"
+                    + ("." if units.shape != (n_features,) else " with other values."))
+            follow = False
+        self._units = np.ascontiguousarray(np.vstack([units, 1.0 / units]))
+        self._units_follow_range = follow
+        # Rows are recorded in units when they are learned (``_learn_in_units``).
+        self.__dict__.pop("_feature_range", None)
+
+    @property
+    def feature_scale_(self):
+        """Scale of each feature: the trees hold ``X / feature_scale_`` (ones when
+        the features are used as they are)."""
+        units = self.__dict__.get("_units")
+        if units is None:
+            return np.ones(self.n_features_in_)
+        return units[0].copy()
+
+    def _raw_units(self):
+        """The current scale of each feature, or None for raw units."""
+        units = self.__dict__.get("_units")
+        return None if units is None else units[0]
+
+    def _raw_feature_range(self):
+        """Running range of the features (rows low, high) in the units of ``X``."""
+        known = self.__dict__.get("_feature_range")
+        units = self.__dict__.get("_units")
+        if known is None or units is None:
+            return known
+        return known * units[0]
+
+    def _extend_units(self, n_new):
+        """Unit 1 for features first seen now (``_add_features``): the unit of a
+        feature constant so far; it follows the feature's range from its next value."""
+        units = self.__dict__.get("_units")
+        if units is not None:
+            self._units = np.ascontiguousarray(np.hstack([units, np.ones((2, n_new))]))
+
+    # -------------------------------------------------------------- rows in
+    def _in_units(self, X):
+        """Checked rows (C-contiguous float64) in the model's units."""
+        units = self.__dict__.get("_units")
+        if units is None:
+            return X
+        out = np.empty_like(X)
+        to_units(X, units, out)
+        return out
+
+    def _check_units_range(self, X):
+        """For callers that checked the values of ``X`` but not its range
+        (``_partial_fit_validated``): refuse a range that overflows (the model
+        records it when it learns the rows). Nothing to do in raw units, where the
+        caller recorded the range."""
+        if self.__dict__.get("_units") is not None:
+            from .validation import check_extent
+
+            check_extent(self, X, reset=False)
+
+    def _learn_in_units(self, X, y, sample_weight):
+        """Learn checked rows (raw units) with ``_learn_batch``, in units.
+
+        With units that follow the range, a row is learned in the units of the
+        range of the rows up to and including it: the rows are cut where a unit
+        changes, and the model is moved to the new units before each piece
+        (``_change_units``). A first batch of a model that re-samples
+        (``_resamples_on_new_units()``: sampled in batch, in no order) is learned in
+        the units of all its rows. ``_feature_range`` then covers the rows learned.
+        """
+        units = self.__dict__.get("_units")
+        if units is None:
+            return self._learn_batch(X, y, sample_weight)
+        if not self._units_follow_range:
+            self._record_range(X[sample_weight > 0], units)
+            return self._learn_batch(X * units[1], y, sample_weight)
+        keep = sample_weight > 0
+        if not keep.all():
+            X, y, sample_weight = X[keep], np.asarray(y)[keep], sample_weight[keep]
+        if X.shape[0] == 0:
+            return None
+        low = np.minimum.accumulate(X, axis=0)
+        high = np.maximum.accumulate(X, axis=0)
+        known = self._raw_feature_range()
+        if known is not None and known.shape[1] == X.shape[1]:
+            np.minimum(low, known[0], out=low)
+            np.maximum(high, known[1], out=high)
+        n = X.shape[0]
+        resample = self._resamples_on_new_units()
+        if resample and not self.n_samples_seen_:
+            pieces = [(0, n, units_of_range(low[-1], high[-1]))]
+        else:
+            per_row = units_of_range(low, high)
+            starts = np.flatnonzero(np.any(per_row[1:] != per_row[:-1], axis=1)) + 1
+            bounds = [0, *starts.tolist(), n]
+            pieces = [(a, b, per_row[a]) for a, b in zip(bounds[:-1], bounds[1:])]
+        for a, b, new in pieces:
+            if not np.array_equal(new, self._units[0]):
+                self._change_units(new, resample=resample and self._can_resample())
+            inverse = self._units[1]
+            self._feature_range = np.vstack([low[b - 1], high[b - 1]]) * inverse
+            self._learn_batch(X[a:b] * inverse, y[a:b], sample_weight[a:b])
+        return None
+
+    def _record_range(self, X, units):
+        """Widen ``_feature_range`` (in units) by rows ``X`` (raw units)."""
+        if X.shape[0] == 0:
+            return
+        low, high = X.min(axis=0), X.max(axis=0)
+        known = self._raw_feature_range()
+        if known is not None and known.shape[1] == X.shape[1]:
+            low, high = np.minimum(low, known[0]), np.maximum(high, known[1])
+        self._feature_range = np.vstack([low, high]) * units[1]
+
+    # ------------------------------------------------------------ rescaling
+    def _change_units(self, new_units, resample=False):
+        """Move the model to ``new_units``: rescale its coordinates in place, or
+        (``resample``) rescale the stored points and sample the trees afresh."""
+        new_units = np.asarray(new_units, dtype=np.float64)
+        factors = np.ascontiguousarray(self._units[0] / new_units)
+        self._units = np.ascontiguousarray(np.vstack([new_units, 1.0 / new_units]))
+        known = self.__dict__.get("_feature_range")
+        if known is not None:
+            self._feature_range = known * factors
+        store = getattr(self, "_store", None)
+        if store is not None and store.n:
+            store.X[: store.n] *= factors
+        if resample:
+            self._resample_trees()
+            return
+        for tree in getattr(self, "trees_", ()):
+            a = tree.arrays
+            rescale_boxes(a.lower, a.upper, a.threshold, a.feature, tree.n_nodes, factors)
+
+    def _resamples_on_new_units(self):
+        """Whether new units re-sample the trees (else they are rescaled in place)."""
+        return False
+
+    def _can_resample(self):
+        return False
+
+    def _resample_trees(self):  # pragma: no cover - defined by resampling classes
+        raise NotImplementedError
+
+    def rescale_to(self, units):
+        """Express a fitted model in other units (``"range"`` units that are powers
+        of two), exactly; for merging models fitted apart (``common_units``).
+
+        Parameters
+        ----------
+        units : array-like of shape (n_features_in_,)
+            New units, powers of two no smaller than the model's current ones.
+        """
+        if self.__dict__.get("_units") is None:
+            raise ValueError("This model uses its features as they are (no units).")
+        self._change_units(units, resample=False)
+
+    # --------------------------------------------------------------- pickles
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        # Models saved before feature units existed were trained on raw features.
+        names = type(self)._get_param_names() if hasattr(type(self), "_get_param_names") else ()
+        if "feature_scale" in names and "feature_scale" not in self.__dict__:
+            object.__setattr__(self, "feature_scale", None)
