@@ -1,0 +1,357 @@
+"""Feature units (``feature_scale``): the trees do not depend on how features are
+measured, online learning stays exact (AMF) or keeps the batch law (Mondrian
+forests), and everything shown to users is in the units of ``X``."""
+
+import copy
+import gzip
+import pickle
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.utils._param_validation import InvalidParameterError
+
+from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianForestClassifier,
+                           MondrianForestRegressor, MondrianTreeClassifier,
+                           MondrianTreeRegressor)
+from mondrianlearn.datasets import benchmark_data_home
+from mondrianlearn.utils.feature_scale import common_units, units_of_range
+
+CLASSIFIERS = [MondrianForestClassifier, AMFClassifier]
+REGRESSORS = [MondrianForestRegressor, AMFRegressor]
+ESTIMATORS = CLASSIFIERS + REGRESSORS
+
+
+def _stream(n=400, seed=0):
+    """Features in very different units, one trending (like a date), one constant
+    for the first quarter of the stream (like Elec2's vicprice)."""
+    rng = np.random.RandomState(seed)
+    X = np.column_stack([
+        rng.uniform(0, 1, n),
+        rng.uniform(-3e4, 5e4, n),  # large unit
+        rng.normal(0, 1e-3, n),  # small unit
+        np.linspace(0.1, 0.1 + 1e-3, n),  # trending
+        np.where(np.arange(n) < n // 4, 0.25, rng.uniform(0, 200, n)),  # constant first
+    ])
+    z = X[:, 0] + X[:, 1] / 4e4 + X[:, 2] * 500 + (X[:, 4] > 100)
+    return X, z
+
+
+def _data(cls, n=400, seed=0):
+    X, z = _stream(n, seed)
+    if cls in CLASSIFIERS:
+        return X, (z > np.median(z)).astype(int)
+    return X, z
+
+
+def _predict(model, X):
+    return model.predict_proba(X) if hasattr(model, "predict_proba") else model.predict(X)
+
+
+def _same_trees(a, b):
+    """Same trees, node statistics and random streams, with the nodes numbered
+    depth-first (AMF renumbers its nodes as a tree grows, at moments that depend on
+    the batches)."""
+    assert len(a.trees_) == len(b.trees_)
+    for s, t in zip(a.trees_, b.trees_):
+        s, t = copy.deepcopy(s), copy.deepcopy(t)
+        s.trim(renumber=True)
+        t.trim(renumber=True)
+        n = s.n_nodes
+        assert n == t.n_nodes
+        for u, v in zip(s.arrays, t.arrays):
+            np.testing.assert_array_equal(np.asarray(u)[:n], np.asarray(v)[:n])
+        for name in s.node_stats:
+            np.testing.assert_array_equal(s.node_stats[name][:n], t.node_stats[name][:n])
+        np.testing.assert_array_equal(s.rng_state, t.rng_state)
+
+
+# -------------------------------------------------------------------- units
+def test_units_are_powers_of_two_at_least_the_range():
+    low = np.array([0.0, -3.0, 5.0, 0.0, 1e300, 0.0])
+    high = np.array([1.0, 4.0, 5.0, 3e-9, 1e300 + 1e285, 0.75])
+    units = units_of_range(low, high)
+    np.testing.assert_array_equal(units[[0, 1, 2, 5]], [1.0, 8.0, 1.0, 1.0])
+    assert units[3] == 2.0 ** -28  # smallest power of two >= 3e-9
+    mantissa, _ = np.frexp(units)
+    assert np.all(mantissa == 0.5)
+    assert np.all(units >= high - low) and np.all((high - low)[units != 1] > units[units != 1] / 2)
+    assert np.isfinite(1.0 / units).all()
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_predictions_do_not_depend_on_the_units_of_x(cls):
+    """Multiplying a feature by a power of two changes nothing (its unit follows),
+    in batch and online; feature_scale=None does depend on it."""
+    X, y = _data(cls)
+    factors = np.array([8.0, 2.0 ** -10, 2.0 ** 20, 0.5, 64.0])
+    T = _stream(60, seed=1)[0]
+    fitted = cls(n_estimators=3, random_state=0).fit(X, y)
+    rescaled = cls(n_estimators=3, random_state=0).fit(X * factors, y)
+    np.testing.assert_array_equal(_predict(fitted, T), _predict(rescaled, T * factors))
+    np.testing.assert_array_equal(rescaled.feature_scale_, fitted.feature_scale_ * factors)
+    online = cls(n_estimators=3, random_state=0)
+    online_rescaled = cls(n_estimators=3, random_state=0)
+    for start in range(0, len(y), 50):
+        online.partial_fit(X[start:start + 50], y[start:start + 50])
+        online_rescaled.partial_fit(X[start:start + 50] * factors, y[start:start + 50])
+    np.testing.assert_array_equal(_predict(online, T), _predict(online_rescaled, T * factors))
+    raw = cls(n_estimators=3, random_state=0, feature_scale=None)
+    raw_rescaled = cls(n_estimators=3, random_state=0, feature_scale=None)
+    assert not np.array_equal(_predict(raw.fit(X, y), T),
+                              _predict(raw_rescaled.fit(X * factors, y), T * factors))
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_units_are_those_of_the_range_of_all_rows_whatever_the_batches(cls):
+    X, y = _data(cls)
+    expected = units_of_range(X.min(axis=0), X.max(axis=0))
+    np.testing.assert_array_equal(cls(n_estimators=2, random_state=0).fit(X, y).feature_scale_,
+                                  expected)
+    model = cls(n_estimators=2, random_state=0)
+    for i in range(len(y)):
+        model.partial_fit(X[i:i + 1], y[i:i + 1],
+                          **({"classes": [0, 1]} if cls in CLASSIFIERS and i == 0 else {}))
+    np.testing.assert_array_equal(model.feature_scale_, expected)
+    assert expected[4] > 128  # the feature constant at first follows its later range
+    # The running range is kept in units; mapped back it is the range of X.
+    np.testing.assert_array_equal(model._raw_feature_range(),
+                                  np.vstack([X.min(axis=0), X.max(axis=0)]))
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_fixed_scales_divide_the_features(cls):
+    X, y = _data(cls)
+    scales = np.array([0.3, 7e4, 2e-3, 1e-3, 150.0])
+    T = _stream(40, seed=2)[0]
+    fixed = cls(n_estimators=3, random_state=0, feature_scale=scales).fit(X, y)
+    raw = cls(n_estimators=3, random_state=0, feature_scale=None).fit(X * (1 / scales), y)
+    np.testing.assert_array_equal(_predict(fixed, T), _predict(raw, T * (1 / scales)))
+    np.testing.assert_array_equal(fixed.feature_scale_, scales)
+    np.testing.assert_array_equal(raw.feature_scale_, np.ones(5))
+    # Fixed units never change: the online model is the same as with raw rows scaled.
+    online = cls(n_estimators=3, random_state=0, feature_scale=list(scales))
+    for start in range(0, len(y), 30):
+        online.partial_fit(X[start:start + 30], y[start:start + 30],
+                           **({"classes": [0, 1]} if cls in CLASSIFIERS else {}))
+    np.testing.assert_array_equal(online.feature_scale_, scales)
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+@pytest.mark.parametrize("bad", [[1.0, 2.0], [1.0, 0.0, 1.0, 1.0, 1.0],
+                                 [1.0, np.inf, 1.0, 1.0, 1.0], "std"])
+def test_bad_feature_scale_is_refused(cls, bad):
+    X, y = _data(cls, n=30)
+    error = InvalidParameterError if isinstance(bad, str) else ValueError
+    with pytest.raises(error, match="feature_scale"):
+        cls(n_estimators=2, feature_scale=bad).fit(X, y)
+
+
+# ------------------------------------------------------------------ online
+@pytest.mark.parametrize("cls", [AMFClassifier, AMFRegressor])
+def test_amf_fit_equals_partial_fit_in_any_batches_while_units_change(cls):
+    """Each row is learned in the units of the rows up to it: cutting the stream
+    into batches (or rows, through the fast path) changes nothing, bit for bit."""
+    X, y = _data(cls)
+    fitted = cls(n_estimators=3, random_state=0).fit(X, y)
+    extra = {"classes": [0, 1]} if cls is AMFClassifier else {}
+    for size in (1, 7, 100):
+        online = cls(n_estimators=3, random_state=0)
+        for start in range(0, len(y), size):
+            online.partial_fit(X[start:start + size], y[start:start + size],
+                               **(extra if start == 0 else {}))
+        _same_trees(online, fitted)
+        np.testing.assert_array_equal(_predict(online, X[:50]), _predict(fitted, X[:50]))
+
+
+@pytest.mark.parametrize("cls", [MondrianForestClassifier, MondrianForestRegressor])
+def test_mondrian_forest_batches_equal_rows_while_units_change(cls):
+    """After a first row, mini-batches and single rows re-sample the trees at the
+    same rows (where a unit changes) and extend them alike."""
+    X, y = _data(cls, n=200)
+    extra = {"classes": [0, 1]} if cls is MondrianForestClassifier else {}
+    rows = cls(n_estimators=3, random_state=0)
+    batches = cls(n_estimators=3, random_state=0)
+    rows.partial_fit(X[:1], y[:1], **extra)
+    batches.partial_fit(X[:1], y[:1], **extra)
+    for i in range(1, len(y)):
+        rows.partial_fit(X[i:i + 1], y[i:i + 1])
+    for start in range(1, len(y), 23):
+        batches.partial_fit(X[start:start + 23], y[start:start + 23])
+    _same_trees(rows, batches)
+    np.testing.assert_array_equal(_predict(rows, X), _predict(batches, X))
+
+
+def test_mondrian_tree_online_has_the_law_of_fit_while_units_change():
+    """partial_fit row by row (units change as ranges grow, trees re-sampled) and
+    fit (units of all rows) give trees of the same law, in the units of X: root
+    split time, number of leaves and depth over many seeds (two-sample tests at
+    level 1e-3). Control: without units, the widest feature takes the root cuts."""
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.uniform(0, 1e3, 12), rng.uniform(0, 1e-3, 12),
+                         np.linspace(0, 1, 12) ** 3])
+    y = (X[:, 0] > 500).astype(int) + (X[:, 1] > 5e-4)
+    order = np.random.RandomState(5)
+    batch, online, raw = [], [], []
+    for seed in range(150):
+        view = MondrianTreeClassifier(random_state=seed).fit(X, y).tree_
+        batch.append((view.split_time[view.root], view.n_leaves, view.max_depth,
+                      view.feature[view.root]))
+        est = MondrianTreeClassifier(random_state=10_000 + seed)
+        for i in order.permutation(12):
+            est.partial_fit(X[i:i + 1], y[i:i + 1], classes=[0, 1, 2])
+        view = est.tree_
+        online.append((view.split_time[view.root], view.n_leaves, view.max_depth,
+                       view.feature[view.root]))
+        view = MondrianTreeClassifier(random_state=seed, feature_scale=None).fit(X, y).tree_
+        raw.append(view.feature[view.root])
+    batch, online = np.array(batch), np.array(online)
+    assert stats.ks_2samp(batch[:, 0], online[:, 0]).pvalue > 1e-3
+    assert stats.mannwhitneyu(batch[:, 1], online[:, 1]).pvalue > 1e-3
+    assert stats.mannwhitneyu(batch[:, 2], online[:, 2]).pvalue > 1e-3
+    assert stats.chi2_contingency([np.bincount(batch[:, 3].astype(int), minlength=3),
+                                   np.bincount(online[:, 3].astype(int), minlength=3)]
+                                  ).pvalue > 1e-3
+    assert np.mean(np.array(raw) == 0) > 0.95
+    assert 0.15 < np.mean(batch[:, 3] == 0) < 0.6
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_trending_and_late_features_keep_learning_sensibly(cls):
+    """A stream ordered by a trending feature (which doubles its range many times)
+    with a feature constant at first: the model in units predicts at least as
+    well as in raw units, on data that depends on the raw-wise narrow features."""
+    X, y = _data(cls, n=1200, seed=3)
+    scores = []
+    for feature_scale in ("range", None):
+        model = cls(n_estimators=5, random_state=0, feature_scale=feature_scale)
+        errors = []
+        for start in range(0, 1200, 50):
+            if start:
+                pred = model.predict(X[start:start + 50])
+                errors.append(pred != y[start:start + 50] if cls in CLASSIFIERS
+                              else (pred - y[start:start + 50]) ** 2)
+            model.partial_fit(X[start:start + 50], y[start:start + 50],
+                              **({"classes": [0, 1]} if cls in CLASSIFIERS else {}))
+        scores.append(np.mean(np.concatenate(errors)))
+    assert scores[0] < scores[1]
+
+
+# --------------------------------------------------------------- raw units out
+@pytest.mark.parametrize("cls", [MondrianTreeClassifier, MondrianTreeRegressor])
+def test_tree_view_is_in_the_units_of_x(cls):
+    X, y = _data(MondrianForestClassifier if cls is MondrianTreeClassifier else cls, n=120)
+    tree = cls(random_state=0).fit(X, y)
+    view = tree.tree_
+    np.testing.assert_array_equal(view.lower[view.root], X.min(axis=0))
+    np.testing.assert_array_equal(view.upper[view.root], X.max(axis=0))
+    # Routing rows with the view's thresholds reaches the leaves of apply().
+    leaves = tree.apply(X)[:, 0]
+    for x, leaf in zip(X, leaves):
+        node = view.root
+        while view.children_left[node] != -1:
+            go_left = x[view.feature[node]] <= view.threshold[node]
+            node = view.children_left[node] if go_left else view.children_right[node]
+        assert node == leaf
+
+
+def test_partition_plot_is_drawn_in_the_units_of_x():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from mondrianlearn.plotting import plot_mondrian_tree
+
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.uniform(100, 300, 80), rng.uniform(-1e-3, 1e-3, 80)])
+    y = (X[:, 0] > 200).astype(int)
+    ax = plot_mondrian_tree(MondrianTreeClassifier(random_state=0).fit(X, y), X, y)
+    frame = [p for p in ax.patches if p.get_linewidth() == 3.0]  # the root's box
+    assert len(frame) == 1
+    np.testing.assert_array_equal(frame[0].get_xy(), X.min(axis=0))
+    np.testing.assert_allclose([frame[0].get_width(), frame[0].get_height()],
+                               X.max(axis=0) - X.min(axis=0), rtol=1e-12)
+    cuts = np.concatenate([line.get_xydata() for line in ax.lines])
+    assert np.all((cuts >= X.min(axis=0)) & (cuts <= X.max(axis=0)))
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+# --------------------------------------------------------------- persistence
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_pickles_keep_the_units_and_older_ones_load_in_raw_units(cls):
+    X, y = _data(cls, n=150)
+    model = cls(n_estimators=2, random_state=0).partial_fit(X[:100], y[:100])
+    copy = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(copy.feature_scale_, model.feature_scale_)
+    model.partial_fit(X[100:], y[100:])
+    copy.partial_fit(X[100:], y[100:])
+    np.testing.assert_array_equal(_predict(copy, X), _predict(model, X))
+    # A model saved before feature units existed (state format 2) was trained on
+    # raw features: it loads with feature_scale=None and predicts as it did.
+    old = cls(n_estimators=2, random_state=0, feature_scale=None).fit(X, y)
+    state = old.__getstate__()
+    del state["feature_scale"], state["_units"]
+    state["_mondrianlearn_state_format"] = 2
+    loaded = type(old).__new__(type(old))
+    loaded.__setstate__(state)
+    assert loaded.feature_scale is None
+    np.testing.assert_array_equal(_predict(loaded, X), _predict(old, X))
+    loaded.partial_fit(X[:10], y[:10])
+
+
+def test_amf_rescaled_to_common_units_predicts_the_same():
+    """Forests fitted apart are brought to the units of their joint range before
+    a merge; AMF's predictions (leaf paths) do not change."""
+    X, y = _data(AMFClassifier)
+    a = AMFClassifier(n_estimators=2, random_state=0).fit(X[:200], y[:200])
+    b = AMFClassifier(n_estimators=2, random_state=1).fit(X[200:], y[200:])
+    units = common_units([a, b])
+    np.testing.assert_array_equal(units, units_of_range(X.min(axis=0), X.max(axis=0)))
+    before = a.predict_proba(X)
+    a.rescale_to(units)
+    np.testing.assert_array_equal(a.feature_scale_, units)
+    np.testing.assert_array_equal(a.predict_proba(X), before)
+
+
+# --------------------------------------------------------------------- river
+def test_river_adapter_learns_in_units_and_gives_late_features_unit_one():
+    river = pytest.importorskip("mondrianlearn.river")
+    X, y = _data(AMFClassifier, n=200)
+    adapter = river.AMFClassifier(n_estimators=3, seed=0)
+    model = AMFClassifier(n_estimators=3, random_state=0)
+    names = [f"f{j}" for j in range(X.shape[1])]
+    for i, (x, label) in enumerate(zip(X, y)):
+        adapter.learn_one(dict(zip(names, x.tolist())), int(label))
+        model.partial_fit(X[i:i + 1], y[i:i + 1], **({"classes": [0, 1]} if i == 0 else {}))
+    np.testing.assert_array_equal(adapter._model.feature_scale_, model.feature_scale_)
+    probe = dict(zip(names, X[5].tolist()))
+    proba = adapter.predict_proba_one(probe)
+    np.testing.assert_allclose([proba[0], proba[1]], model.predict_proba(X[5:6])[0], rtol=1e-12)
+    adapter.learn_one({**probe, "late": 3.5}, 1)
+    assert adapter._model.feature_scale_[-1] == 1.0
+    adapter.learn_one({**probe, "late": 1000.0}, 0)
+    assert adapter._model.feature_scale_[-1] == 1024.0
+
+
+# ------------------------------------------------------------ shared datasets
+@pytest.mark.skipif(benchmark_data_home() is None
+                    or not (benchmark_data_home() / "uci_regression" / "airfoil").is_dir(),
+                    reason="the shared benchmark datasets (uci_regression/airfoil) are absent")
+@pytest.mark.parametrize("cls", REGRESSORS)
+def test_units_help_on_unnormalised_airfoil(cls):
+    """airfoil's features span 0.0004 to 20,000: in raw units the widest takes the
+    cuts (normalised RMSE about 0.96 in batch, bench_feature_scale.md)."""
+    folder = benchmark_data_home() / "uci_regression" / "airfoil"
+    with gzip.open(folder / "data.csv.gz", "rt") as f:
+        data = np.loadtxt(f, delimiter=",")
+    with gzip.open(folder / "test_mask.csv.gz", "rt") as f:
+        test = np.loadtxt(f, delimiter=",")[:, 0].astype(bool)
+    X, y = data[:, :-1], data[:, -1]
+    errors = {}
+    for feature_scale in ("range", None):
+        model = cls(random_state=0, feature_scale=feature_scale).fit(X[~test], y[~test])
+        errors[feature_scale] = np.sqrt(np.mean((model.predict(X[test]) - y[test]) ** 2))
+    spread = np.std(y[test])
+    assert errors["range"] / spread < 0.4 < 0.8 < errors[None] / spread
