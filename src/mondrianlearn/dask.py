@@ -278,7 +278,10 @@ class DaskShardedForest:
           declared to every shard on its first call: ``classes`` if given, else
           the labels of the first mini-batch, or of the whole target for a Dask
           collection (one pass over the target column); later labels outside them
-          are an error, as with ``classes`` in ``partial_fit``.
+          are an error, as with ``classes`` in ``partial_fit``. Mondrian forests
+          with ``feature_scale="range"`` take their feature units from the rows
+          they learned, so shards may end in different units, which
+          :meth:`gather` refuses: give them fixed scales (or ``None``) in rows mode.
 
     Attributes
     ----------

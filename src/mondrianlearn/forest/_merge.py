@@ -226,6 +226,13 @@ def _check_mergeable(forests):
             raise ValueError(
                 f"Forest {i} has {forest.n_features_in_} features, forest 0 has "
                 f"{first.n_features_in_}.")
+        units, other_units = (getattr(f, "feature_scale_", None) for f in (first, forest))
+        if (units is None) != (other_units is None) or (
+                units is not None and not np.array_equal(units, other_units)):
+            raise ValueError(
+                f"Forest {i} learned in other feature units (feature_scale_) than forest 0; "
+                "forests with feature_scale='range' share units only if their rows spanned "
+                "similar ranges: give feature_scale fixed scales (or None) to merge them.")
         names = getattr(first, "feature_names_in_", None)
         other_names = getattr(forest, "feature_names_in_", None)
         if (names is None) != (other_names is None) or (
