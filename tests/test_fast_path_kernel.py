@@ -16,11 +16,17 @@ SUPERVISED = CLASSIFIERS + [MondrianKernelRegressor]
 ALL = SUPERVISED + [MondrianKernel]
 
 # Parameters that exercise every branch: fixed lifetimes grow the partitions (new
-# features at most rows), the sweep picks one from the first batch.
+# features at most rows), the sweep picks one from the first batch; a small
+# max_features cuts the regressor's partitions back again and again, and "auto"
+# selects its lifetime again as the rows double (on a reservoir with "validation").
 PARAMS = {
-    MondrianKernelRegressor: [{"lifetime": 3.0}, {}, {"lifetime": 20.0, "alpha": 1e-2}],
+    MondrianKernelRegressor: [{"lifetime": 3.0}, {}, {"lifetime": 20.0, "alpha": 1e-2},
+                              {"lifetime": 20.0, "max_features": 40},
+                              {"max_features": 30, "alpha": 1e-2},
+                              {"selection": "validation", "max_features": 40}],
     MondrianKernelClassifier: [{"lifetime": 5.0}, {},
-                               {"lifetime": 5.0, "loss": "squared_hinge"}],
+                               {"lifetime": 5.0, "loss": "squared_hinge"},
+                               {"lifetime": 20.0, "max_features": 40}],
     MondrianBoostingClassifier: [{}, {"voting": "soft"}, {"lifetime": 2.0}],
     MondrianKernel: [{"lifetime": 3.0}, {"lifetime": 30.0}],
 }
@@ -76,8 +82,9 @@ def _outputs(model, X):
 
 def _state(model, capacity=True):
     """Everything learned: trees (nodes, statistics, random streams), weights, the
-    ridge factor, counters, the sample store; and the trees' storage capacity
-    (which a pickle does not keep)."""
+    ridge model (cell statistics, factor, lifetimes), counters, the sample store; and
+    the storage capacity of the trees and of the ridge model (which a pickle does not
+    keep)."""
     parts = [np.asarray(model.n_samples_seen_), model._feature_range
              if hasattr(model, "_feature_range") else np.zeros(0)]
     store = getattr(model, "_store", None)
@@ -94,7 +101,13 @@ def _state(model, capacity=True):
             parts.append(np.array(getattr(model, name), copy=True))
     ridge = getattr(model, "_ridge", None)
     if ridge is not None:
-        parts += [ridge.U.copy(), ridge.b.copy(), np.asarray(ridge.size), ridge.coef_.copy()]
+        c, f = ridge.n_cells, ridge.size
+        parts += [ridge.G[:c, :c].copy(), ridge.g[:c].copy(), ridge.cell_column[:c].copy(),
+                  ridge.L[:f, :f].copy(), ridge.b[:f].copy(), ridge.coef_.copy(),
+                  np.array([c, f, ridge.y_scale, ridge.yy, ridge.weight, model.lifetime_,
+                            model.growth_lifetime_])]
+        if capacity:
+            parts.append(np.array([ridge.G.shape[0], ridge.L.shape[0]]))
     if store is not None:
         parts += [store.X[: store.n].copy(), store.keys[: store.n].copy(),
                   store.stats[: store.n].copy()]
@@ -130,7 +143,7 @@ def statuses(monkeypatch):
         return "done" if status == 0 else "refused" if status == -1 else (
             "grow weights" if status == -2 else "trees left")
 
-    counted(kernel_kernels, "learn_ridge", linear)
+    counted(kernel_kernels, "accept_batch", lambda r, a: "done" if r else "refused")
     counted(kernel_kernels, "learn_sgd", linear)
     counted(kernel_kernels, "learn_partitions", lambda r, a: "done" if r >= 0 else (
         "refused" if r == -1 else "trees left"))

@@ -135,28 +135,84 @@ def test_pruned_partition_equals_sweep_features_at_that_lifetime():
     assert n_leaves == sweep.size[0]
 
 
-def test_online_ridge_rank_one_updates_equal_batch_solve():
+def _direct(Phi, y, w, alpha):
+    A = Phi.T @ (w[:, None] * Phi) + alpha * np.eye(Phi.shape[1])
+    return np.linalg.solve(A, Phi.T @ (w * y))
+
+
+@pytest.mark.parametrize("rows_per_call", [1, 3, 40])  # Givens rotations, then dtpqrt
+def test_online_ridge_updates_equal_batch_solve(rows_per_call):
     rng = np.random.RandomState(0)
     n_trees, alpha = 3, 0.1
-    ridge = OnlineRidge(alpha, 1 / np.sqrt(n_trees))
-    ridge.add_features(5)
-    rows, ys, ws = [], [], []
-    n_features = 5
+    scale = 1 / np.sqrt(n_trees)
+    ridge = OnlineRidge(alpha, scale, max_cells=10**6)
+    # cells 0..5 make features 0..2 (two cells each); features are unions of cells
+    ridge.add_cells(np.array([0, 0, 1, 1, 2, 2]))
+    ridge.add_features(3)
+    all_cells, ys, ws = [], [], []
     for step in range(6):
         n_new = rng.randint(0, 3)
+        first = ridge.size
+        ridge.add_cells(first + np.arange(n_new))  # new cells, one feature each
         ridge.add_features(n_new)
-        n_features += n_new
-        cols = np.sort(np.array([rng.choice(n_features, n_trees, replace=False)
-                                 for _ in range(4)]), axis=1)
-        y = rng.randn(4)
-        w = rng.uniform(0.5, 2, 4)
-        ridge.add_rows(cols, y, w)
-        rows.append(cols), ys.append(y), ws.append(w)
-    coef = ridge.solve()
-    Phi = np.zeros((24, n_features))
-    for i, c in enumerate(np.vstack(rows)):
-        Phi[i, c] = 1 / np.sqrt(n_trees)
-    y, w = np.concatenate(ys), np.concatenate(ws)
-    direct = np.linalg.solve(Phi.T @ (w[:, None] * Phi) + alpha * np.eye(n_features),
-                             Phi.T @ (w * y))
-    np.testing.assert_allclose(coef, direct, atol=1e-10)
+        # a row has one cell in each tree: cells of distinct features
+        cell_column = ridge.cell_column[:ridge.n_cells]
+        cells = np.array([[rng.choice(np.flatnonzero(cell_column == f))
+                           for f in rng.choice(ridge.size, n_trees, replace=False)]
+                          for _ in range(rows_per_call)])
+        columns = np.sort(cell_column[cells], axis=1)
+        y, w = rng.randn(rows_per_call), rng.uniform(0.5, 2, rows_per_call)
+        ridge.add_rows(cells, columns, y, w)
+        all_cells.append(cells), ys.append(y), ws.append(w)
+    cells, y, w = np.vstack(all_cells), np.concatenate(ys), np.concatenate(ws)
+    Phi_cells = np.zeros((len(y), ridge.n_cells))
+    Phi_cells[np.repeat(np.arange(len(y)), n_trees), cells.ravel()] = scale
+    S = np.zeros((ridge.n_cells, ridge.size))
+    S[np.arange(ridge.n_cells), ridge.cell_column[:ridge.n_cells]] = 1
+    Phi = Phi_cells @ S
+    np.testing.assert_allclose(ridge.solve(), _direct(Phi, y, w, alpha), atol=1e-10)
+    np.testing.assert_allclose(ridge.G[:ridge.n_cells, :ridge.n_cells],
+                               Phi_cells.T @ (w[:, None] * Phi_cells), atol=1e-12)
+    assert ridge.weight == pytest.approx(w.sum())
+    assert ridge.target_spread() == pytest.approx(np.sqrt(np.sum(w * y ** 2) / w.sum()))
+    # Coarser features from the cells' statistics alone (a refactor, no rows).
+    coarse = ridge.cell_column[:ridge.n_cells] % 2
+    ridge.set_features(coarse, 2)
+    np.testing.assert_allclose(ridge.solve(), _direct(Phi_cells @ np.eye(2)[coarse], y, w, alpha),
+                               atol=1e-10)
+    # Merging cells: the Gram matrix of the unions.
+    group = np.arange(ridge.n_cells) // 2
+    ridge.merge_cells(group, group.max() + 1)
+    ridge.set_features(np.arange(group.max() + 1), group.max() + 1)
+    merged = Phi_cells @ np.eye(group.max() + 1)[group]
+    np.testing.assert_allclose(ridge.solve(), _direct(merged, y, w, alpha), atol=1e-10)
+
+
+def test_online_ridge_pickle_keeps_no_spare_capacity_and_learns_on():
+    import pickle
+
+    rng = np.random.RandomState(1)
+    ridge = OnlineRidge(0.5, 0.5, max_cells=100)
+    for n in (12, 8):
+        ridge.add_cells(ridge.size + np.arange(n))
+        ridge.add_features(n)
+    cells = np.sort(np.array([rng.choice(20, 4, replace=False) for _ in range(30)]), axis=1)
+    ridge.add_rows(cells, cells, rng.randn(30), np.ones(30))
+    assert ridge.G.shape[0] > 20 and ridge.L.shape[0] > 20  # room to grow
+    copy = pickle.loads(pickle.dumps(ridge))
+    assert copy.G.shape == (20, 20) and copy.L.shape == (20, 20)
+    np.testing.assert_array_equal(copy.solve(), ridge.solve())
+    more = np.sort(np.array([rng.choice(20, 4, replace=False) for _ in range(3)]), axis=1)
+    for r in (ridge, copy):
+        r.add_cells(np.array([20]))
+        r.add_features(1)
+        r.add_rows(more, more, np.ones(3), np.ones(3))
+    np.testing.assert_array_equal(copy.solve(), ridge.solve())
+
+
+def test_online_ridge_storage_never_exceeds_its_bound():
+    ridge = OnlineRidge(1.0, 1.0, max_cells=50)
+    for _ in range(49):
+        ridge.add_cells(np.array([ridge.size]))
+        ridge.add_features(1)
+        assert ridge.G.shape[0] <= 50 and ridge.L.shape[0] <= 50

@@ -4,9 +4,11 @@ One test per (adapter, check, dataset), as ``river.checks.check_estimator`` woul
 them: the checks come from ``river.checks.yield_checks`` on an unseeded model (so the
 seeding check is included) and each runs on a fresh clone. The models are small
 (``_unit_test_params``) and seeded, so that every run is the same. The kernel
-regressor's model has 2 trees: its memory grows with the square of the stream (see
-``XFAIL``), which river's check, with its tolerance of 3x the warm-up's growth, sees
-at this size but not always at others (the factor's storage grows in steps).
+regressor's model has 2 trees and ``max_features=64``: its memory grows with the
+square of its number of cells up to that bound, which the checks' streams reach
+during the warm-up of ``check_bounded_memory_growth`` (with the default bound of
+2,000 cells they would not: TrumpApproval makes 875 cells in 500 rows, 1,756 in
+1,001).
 """
 
 import functools
@@ -28,19 +30,7 @@ _DATASETS = {
     "regressor": ("trump-approval",),
 }
 
-XFAIL = {
-    ("MondrianKernelRegressor", "check_bounded_memory_growth"): (
-        "estimator: MondrianKernelRegressor.partial_fit (kernel/linear.py, OnlineRidge in "
-        "kernel/_ridge.py) keeps a dense Cholesky factor of C x C floats, C the number "
-        "of cells, and a row outside the cells' boxes adds up to n_trees cells "
-        "(TrumpApproval's ordinal date grows with every row, so every row does): memory "
-        "grows with the square of the stream's length. With the default n_trees=50, "
-        "200 rows make 8,953 cells in a 12,921 x 12,921 factor (1.3 GB) and the next "
-        "growth makes it 19,381 x 19,381 (3 GB): check_pickling and this check run out "
-        "of memory. Needs a bound on the cells made online (e.g. max_features honoured "
-        "by partial_fit) or a factor that does not grow with C^2."
-    ),
-}
+XFAIL = {}  # (adapter, check) -> reason, for checks an adapter is known to fail
 
 
 def _cases():

@@ -644,10 +644,12 @@ class MondrianKernelRegressor(_BackedRegressor):
     rank-1 update. The lifetime sweep needs a batch, so the lifetime is given here
     (``"auto"`` on a first row of its own gives ``max_lifetime``, or 1).
 
-    The ridge factor is dense in the number of cells, which grows with the stream
-    (by up to ``n_trees`` cells a row when the rows spread beyond the lifetime's
-    scale): memory grows with the square of the number of cells. Scale the features
-    and keep ``lifetime`` and ``n_trees`` modest on long streams.
+    The ridge model is dense in the number of cells, which grows with the stream (by
+    up to ``n_trees`` cells a row when the rows spread beyond the lifetime's scale)
+    until ``max_features``: past it, the partitions are cut back to an earlier
+    lifetime, so memory stays ``O(max_features^2)`` and a row costs
+    ``O(max_features^2)`` at most. Scale the features so that ``lifetime`` means
+    the same along each.
 
     Parameters
     ----------
@@ -667,7 +669,7 @@ class MondrianKernelRegressor(_BackedRegressor):
     """
 
     _backing = "mondrianlearn.kernel:MondrianKernelRegressor"
-    _small = {"n_trees": 2}
+    _small = {"n_trees": 2, "max_features": 64}
 
     def __init__(self, n_trees=50, lifetime=1.0, alpha=1e-4,
                  selection="marginal_likelihood", max_lifetime=None, max_features=2000,

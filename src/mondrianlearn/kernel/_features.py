@@ -158,10 +158,105 @@ def node_point_ranges(tree, leaf_of_point):
     return order, bounds[first], bounds[last + 1]
 
 
+# ------------------------------------------------------- cells and coarser features
+@kernel
+def assign_cells(tree, cell, first_node, n_cells):
+    """Give a cell (``cell[node] = id + 1``) to every leaf from ``first_node`` on
+    that has none, in node order; return the new number of cells."""
+    for node in range(first_node, tree.meta[META_N_NODES]):
+        if tree.left[node] == LEAF and cell[node] == 0:
+            n_cells += 1
+            cell[node] = n_cells
+    return n_cells
+
+
+@kernel
+def assign_feature_columns(tree, column, lifetime, n_columns):
+    """The features of the partition at ``lifetime`` (coarser than the tree's own):
+    ``column[node] = feature + 1`` for every node whose block is not cut before
+    ``lifetime`` (its time is at least ``lifetime``; leaves included), 0 above.
+
+    A node that already has a column keeps it, and so does every node of the
+    same feature (nodes inserted online inherit the column of the older nodes
+    below them); a feature with no older node gets the next column (in depth-first
+    order). With ``column`` all zero, every feature is new. Returns the new number
+    of columns.
+    """
+    n = tree.meta[META_N_NODES]
+    order = np.empty(n, dtype=np.int64)
+    stack = np.empty(n + 1, dtype=np.int64)
+    stack[0] = tree.meta[META_ROOT]
+    size = 1
+    count = 0
+    while size > 0:
+        size -= 1
+        node = stack[size]
+        order[count] = node
+        count += 1
+        if tree.left[node] != LEAF:
+            stack[size] = tree.right[node]
+            stack[size + 1] = tree.left[node]
+            size += 2
+    inherited = np.zeros(n, dtype=np.int64)
+    for k in range(count - 1, -1, -1):
+        node = order[k]
+        if column[node] > 0:
+            inherited[node] = column[node]
+        elif tree.left[node] != LEAF:
+            inherited[node] = max(inherited[tree.left[node]], inherited[tree.right[node]])
+    for k in range(count):  # parents before children
+        node = order[k]
+        if tree.left[node] != LEAF and tree.time[node] < lifetime:
+            column[node] = 0
+            continue
+        parent = tree.parent[node]
+        if parent >= 0 and column[parent] > 0:
+            column[node] = column[parent]
+        else:
+            c = inherited[node]
+            if c == 0:
+                n_columns += 1
+                c = n_columns
+            column[node] = c
+    return n_columns
+
+
+@kernel
+def kept_nodes(parent, old_to_new, n_nodes, out):
+    """``out[node]``: the node of a pruned copy (``copy_pruned``'s ``old_to_new``)
+    that holds ``node``'s block: its own copy or that of its nearest kept ancestor
+    (a leaf of the copy)."""
+    for node in range(n_nodes):
+        v = node
+        while old_to_new[v] < 0:
+            v = parent[v]
+        out[node] = old_to_new[v]
+
+
+def cut_times(trees):
+    """Split times of every internal node of the trees, sorted."""
+    times = [t.arrays.time[: t.n_nodes][t.arrays.left[: t.n_nodes] != LEAF] for t in trees]
+    return np.sort(np.concatenate(times)) if times else np.zeros(0)
+
+
+def capped_lifetime(trees, lifetime, max_cells):
+    """The largest lifetime up to ``lifetime`` at which the partitions have at most
+    ``max_cells`` cells in all (at least one per tree): the time of the first cut
+    that would exceed it."""
+    times = cut_times(trees)
+    times = times[times < lifetime]
+    keep = max_cells - len(trees)
+    if keep >= times.shape[0]:
+        return float(lifetime)
+    return float(times[max(keep, 0)])
+
+
 # --------------------------------------------------------------------- Python side
-def new_partition(n_features, rng_state):
-    """An empty tree with a ``column`` statistic and no point lists."""
-    return TreeState(n_features, rng_state, {"column": np.zeros(16, dtype=np.int64)},
+def new_partition(n_features, rng_state, stats=("column",)):
+    """An empty tree with integer per-node statistics ``stats`` (by default the
+    ``column`` of each leaf) and no point lists."""
+    return TreeState(n_features, rng_state,
+                     {name: np.zeros(16, dtype=np.int64) for name in stats},
                      keep_samples=False)
 
 
@@ -259,16 +354,18 @@ def csr_rows(cols, n_columns):
 
 
 def pruned_copy(tree, lifetime):
-    """A new tree state: the partition of ``tree`` at ``lifetime``, columns reset.
+    """A new tree state: the partition of ``tree`` at ``lifetime``, with the same
+    per-node statistics, all reset to zero.
 
-    Returns ``(state, old_to_new)``.
+    The copy goes on with the tree's random stream. Returns ``(state, old_to_new)``.
     """
     from ..engine.tree import empty_tree
 
     n = tree.n_nodes
-    out = new_partition(tree.arrays.lower.shape[1], tree.rng_state)
+    out = new_partition(tree.arrays.lower.shape[1], tree.rng_state, tuple(tree.node_stats))
     out.arrays = empty_tree(tree.arrays.lower.shape[1], max(n, 2))
-    out.node_stats["column"] = np.zeros(max(n, 2), dtype=np.int64)
+    for name in tree.node_stats:
+        out.node_stats[name] = np.zeros(max(n, 2), dtype=np.int64)
     old_to_new = np.empty(max(n, 1), dtype=np.int64)
     copy_pruned(tree.arrays, float(lifetime), out.arrays, old_to_new)
     out.trim()

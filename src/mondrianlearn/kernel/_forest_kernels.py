@@ -1,8 +1,8 @@
 """The Mondrian kernel models over all partitions in one compiled call (fast path).
 
 Each kernel loops over the partitions of a
-:class:`~mondrianlearn.engine.tree_table.TreeTable` (one per-node array,
-``column``) and runs the full path's steps in the same order, with the same
+:class:`~mondrianlearn.engine.tree_table.TreeTable` (per-node arrays ``column``,
+and ``cell`` for the regressor) and runs the full path's steps in the same order, with the same
 compiled pieces, so results are bit-identical:
 
 - extension: ``_features.extend_rows`` per tree (``extend_partition_rows``), rows in
@@ -10,12 +10,14 @@ compiled pieces, so results are bit-identical:
   left to Python, which finishes it with the full path's loop;
 - columns: the leaves made by the call get the next columns, tree by tree and in
   node order (``_features.assign_columns``; older leaves all have a column, and new
-  nodes only ever come at the end of the arrays);
+  nodes only ever come at the end of the arrays); the regressor's new leaves get
+  cells the same way, and its features follow ``_features.assign_feature_columns``;
 - the rows' features: the columns of their leaves, sorted per row (the full path's
-  CSR rows), and the linear model of the estimator on them (``_ridge.add_rows`` and
-  ``chol_solve``, or ``_sweep.sgd_rows``), or the scores
-  ``intercept + sum scale * W[column]`` summed in column order, as scipy's CSR
-  product does.
+  CSR rows), and the classifier's SGD epoch on them (``_sweep.sgd_rows``); for the
+  regressor, the rows' cells and features, which Python hands to the ridge model
+  (``MondrianKernelRegressor._learn_assigned``, shared with the full path);
+- prediction: the scores ``intercept + sum scale * W[column]`` summed in column
+  order, as scipy's CSR product does.
 
 Work arrays are the estimator's own, allocated once (``FAST_MAX_ROWS`` rows).
 """
@@ -27,8 +29,7 @@ from ..engine.boxes import find_leaf
 from ..engine.tree import LEAF, META_N_NODES
 from ..engine.tree_table import (COLUMN_STATS, SIZE_NODES, accept_rows, finite_rows,
                                  int_vector_at, rng_at, tree_at)
-from ._features import extend_rows
-from ._ridge import add_rows, chol_solve
+from ._features import assign_cells, assign_feature_columns, extend_rows
 from ._sweep import sgd_rows
 
 
@@ -109,43 +110,81 @@ def learn_partitions(addresses, sizes, X, lifetime, n_columns, excess, path, no_
 
 
 @kernel
-def learn_ridge(addresses, sizes, X, y, weights, intercept, feature_range, lifetime,
-                n_columns, U, b, size, root, scale, excess, path, no_samples, leaves,
-                n_before, stops, columns, targets, x):
-    """``MondrianKernelRegressor.partial_fit`` in one call.
+def assign_forest(addresses, sizes, n_features, n_before, lifetime, n_cells, n_columns):
+    """``MondrianKernelRegressor._assign_trees`` over the table (statistics
+    ``column`` then ``cell``): cells for the new leaves, features at ``lifetime``
+    of the trees that changed; returns the new numbers of cells and features."""
+    for t in range(addresses.shape[0]):
+        tree = tree_at(addresses, sizes, t, n_features)
+        if tree.meta[META_N_NODES] == n_before[t]:
+            continue
+        n = sizes[t, SIZE_NODES]
+        column = int_vector_at(addresses, t, COLUMN_STATS, n)
+        cell = int_vector_at(addresses, t, COLUMN_STATS + 1, n)
+        n_cells = assign_cells(tree, cell, n_before[t], n_cells)
+        n_columns = assign_feature_columns(tree, column, lifetime, n_columns)
+    return n_cells, n_columns
 
-    Returns ``(status, n_columns, coef)``. ``status``: -1 if the rows are refused
-    (non-finite ``X`` or ``y``, range overflow; nothing changed); ``k > 0`` if
-    ``k`` trees are left to Python (see ``extend_partitions``); -2 if the columns
-    are assigned (``n_columns`` is the new count, ``columns[:n]`` the rows'
-    features) but the factor ``U`` has no room for them (Python grows it and goes
-    on); 0 when done: ``size + new columns`` features, ``coef`` the new solution.
-    """
-    none = np.empty(0)
+
+@kernel
+def cells_of_leaves(addresses, sizes, leaves, n_rows, cells, columns):
+    """The cells and features (in tree order) of the leaves ``leaves[:, i]`` of each
+    row ``i`` (``MondrianKernelRegressor._rows_of_leaves``)."""
+    for t in range(addresses.shape[0]):
+        n = sizes[t, SIZE_NODES]
+        column = int_vector_at(addresses, t, COLUMN_STATS, n)
+        cell = int_vector_at(addresses, t, COLUMN_STATS + 1, n)
+        for i in range(n_rows):
+            cells[i, t] = cell[leaves[t, i]] - 1
+            columns[i, t] = column[leaves[t, i]] - 1
+
+
+@kernel
+def accept_batch(X, y, feature_range):
+    """The checks of ``MondrianKernelRegressor``'s validated ``partial_fit`` on the
+    values (finite ``X`` and ``y``, no range overflow); widens ``feature_range``
+    only when the rows pass."""
     for i in range(y.shape[0]):
         if not np.isfinite(y[i]):
-            return -1, n_columns, none
-    if not accept_rows(X, feature_range):
-        return -1, n_columns, none
-    left_over = extend_partitions(addresses, sizes, X, lifetime, excess, path, no_samples,
-                                  leaves, n_before, stops)
-    if left_over:
-        return left_over, n_columns, none
-    n_rows = X.shape[0]
-    total = assign_new_columns(addresses, sizes, X.shape[1], n_before, n_columns)
-    columns_of_leaves(addresses, sizes, leaves, n_rows, columns)
-    new_size = size + total - n_columns
-    if new_size > U.shape[0] or x.shape[0] < new_size:
-        return -2, total, none
-    # OnlineRidge.add_features, add_rows and solve
-    for i in range(size, new_size):
-        U[i, i] = root
-    for i in range(n_rows):
-        targets[i] = y[i] - intercept
-    add_rows(U, new_size, b, columns[:n_rows], weights, targets[:n_rows], scale, x)
-    coef = np.empty(new_size)
-    chol_solve(U, new_size, b, coef)
-    return 0, total, coef
+            return False
+    return accept_rows(X, feature_range)
+
+
+@kernel
+def learn_cells(addresses, sizes, X, start, stop, lifetime, feature_lifetime, n_cells,
+                n_columns, max_cells, excess, path, no_samples, leaves, n_before, cells,
+                columns):
+    """The trees' part of ``MondrianKernelRegressor.partial_fit`` for the rows
+    ``X[start:stop]``: extend every partition up to ``lifetime`` with one row after
+    the other (each row in every tree before the next row), stopping after the row
+    that takes the number of cells past ``max_cells``; then give the new leaves
+    cells and the changed trees their features at ``feature_lifetime``, and write
+    the cells and features (in tree order) of the rows learned to ``cells`` and
+    ``columns`` (from row 0).
+
+    The trees must have room for two nodes per row. Returns ``(end, n_cells,
+    n_columns)``: the rows learned are ``X[start:end]``.
+    """
+    n_trees = addresses.shape[0]
+    n_features = X.shape[1]
+    for t in range(n_trees):
+        n_before[t] = tree_at(addresses, sizes, t, n_features).meta[META_N_NODES]
+    count = n_cells
+    end = stop
+    for i in range(start, stop):
+        for t in range(n_trees):
+            tree = tree_at(addresses, sizes, t, n_features)
+            before = tree.meta[META_N_NODES]
+            extend_rows(tree, X[: i + 1], i, lifetime, rng_at(addresses, t), leaves[t],
+                        excess, path, no_samples)
+            count += (tree.meta[META_N_NODES] - before) // 2
+        if count > max_cells:
+            end = i + 1
+            break
+    n_cells, n_columns = assign_forest(addresses, sizes, n_features, n_before,
+                                       feature_lifetime, n_cells, n_columns)
+    cells_of_leaves(addresses, sizes, leaves[:, start:end], end - start, cells, columns)
+    return end, n_cells, n_columns
 
 
 @kernel
@@ -156,9 +195,10 @@ def learn_sgd(addresses, sizes, X, labels, weights, feature_range, lifetime, n_c
     after extending the partitions.
 
     ``W`` holds the weights in its first ``n_columns`` rows and zeros below. Returns
-    ``(status, n_columns)``; ``status`` as in ``learn_ridge``, -2 meaning that ``W``
-    has fewer rows than the new number of columns (Python grows it and runs the
-    epoch).
+    ``(status, n_columns)``. ``status``: -1 if the rows are refused (non-finite
+    ``X``, range overflow; nothing changed); ``k > 0`` if ``k`` trees are left to
+    Python (see ``extend_partitions``); -2 if ``W`` has fewer rows than the new
+    number of columns (Python grows it and runs the epoch); 0 when done.
     """
     if not accept_rows(X, feature_range):
         return -1, n_columns

@@ -5,9 +5,12 @@
 classifier by SGD. With ``lifetime="auto"`` both sample the partitions once with a
 terminal lifetime and sweep every lifetime below it by replaying the cuts in time
 order (kernel paper, section 4), choosing the lifetime on held-out rows (or by the
-ridge log marginal likelihood); the sweep is recorded in ``lifetime_path_``.
+ridge log marginal likelihood); the sweep is recorded in ``lifetime_path_``. Online,
+the regressor keeps at most ``max_features`` cells (cutting its partitions back to
+an earlier lifetime past it) and selects its lifetime again as the rows double.
 """
 
+import time
 from numbers import Integral, Real
 
 import numpy as np
@@ -24,10 +27,12 @@ from ..utils.parallel import map_trees
 from ..utils.estimator import TreeModelMixin
 from ..utils.validation import (check_classifier_batch, check_classifier_fit, check_X_predict,
                                 check_X_y_batch)
-from ._features import (FastPartitionsMixin, assign_columns, csr_rows,
-                        extend_partition_rows, feature_matrix, leaves_of, new_partition,
-                        pruned_copy, sample_partition)
-from ._ridge import OnlineRidge
+from ._features import (FastPartitionsMixin, assign_cells, assign_columns,
+                        assign_feature_columns, capped_lifetime, csr_rows, cut_times,
+                        extend_partition_rows, feature_matrix, kept_nodes, leaves_of,
+                        new_partition, pruned_copy, sample_partition)
+from ._ridge import (OnlineRidge, gram_remove_rows, log_marginal_likelihood, lower_solve,
+                     one_blas_thread)
 from ._sweep import FlatForest, RidgeSweep, sgd_epochs, sgd_sweep
 
 
@@ -48,6 +53,24 @@ def default_max_lifetime(X, random_state):
 _STOP_FACTOR = 2.0
 """Early stopping: the sweep ends when it has twice the features of its best lifetime
 (and at least four per tree)."""
+
+_PRUNE_TO = 0.9
+"""Online, partitions that grow past ``max_features`` cells are cut back to this
+share of it (the rest is room to grow before the next cut)."""
+
+_RESELECT_FACTOR = 2.0
+"""Online, ``lifetime="auto"`` selects the lifetime again each time the number of
+rows seen has grown by this factor since the last selection."""
+
+_CANDIDATE_RATIO = 1.25
+"""Ratio of the numbers of features of two successive lifetimes scored online."""
+
+_RESERVOIR_SIZE = 1000
+"""Rows kept to score lifetimes online with ``selection="validation"``."""
+
+_REGRESSOR_STATS = ("column", "cell")
+"""Per-node statistics of the regressor's trees: the feature (at ``lifetime_``) and
+the cell (leaf) of each node, both plus one."""
 
 
 class _BaseMondrianKernelModel(FastPartitionsMixin, TreeModelMixin, BaseEstimator):
@@ -207,16 +230,30 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
     every smaller lifetime is evaluated by replaying the cuts in time order: at a cut
     the factor loses the split feature's row and column and gains its children's, in
     ``O(C^2)`` (no refit). The lifetime with the smallest validation error (or the
-    largest log marginal likelihood) is kept and the model is refitted on all rows
-    with the partitions cut back to it. ``partial_fit`` extends the partitions with
-    new rows (conditional Mondrian) and updates the factor by rank-1 updates.
+    largest log marginal likelihood) is kept and the model is refitted on all rows.
+
+    The partitions are kept up to a *growth lifetime* ``growth_lifetime_`` at least
+    ``lifetime_``: their leaves (cells) are the finest features the model can use,
+    and its features are the cells of the partitions at ``lifetime_`` (unions of
+    cells). The rows seen are summarised on the cells (Gram matrix, ``Phi^T W y``),
+    so that any coarser lifetime can be solved exactly without the data.
+    ``partial_fit`` extends the partitions with new rows (conditional Mondrian, up
+    to ``growth_lifetime_``) and updates the factor; the cells never number more
+    than ``max_features``: past it, the partitions are cut back to an earlier
+    lifetime (the Mondrian process stopped sooner), keeping 90% of it. With
+    ``lifetime="auto"``, each time the number of rows seen has doubled the
+    lifetime is selected again among the cut times up to ``growth_lifetime_``, on
+    all rows seen (by the log marginal likelihood; with ``"validation"``, on rows
+    of a uniform reservoir of at most 1,000 held out of the fit).
 
     Parameters
     ----------
     n_trees : int, default=100
         Number ``M`` of Mondrian partitions.
     lifetime : float or "auto", default="auto"
-        Lifetime (inverse kernel width); ``"auto"`` selects it by the sweep.
+        Lifetime (inverse kernel width); ``"auto"`` selects it by the sweep (and
+        again online). A fixed lifetime is lowered (``lifetime_``) when the
+        partitions would otherwise have more than ``max_features`` cells.
     alpha : float, default=1e-4
         Ridge regularisation ``delta^2`` (noise variance with unit prior variance).
     selection : {"marginal_likelihood", "validation"}, default="marginal_likelihood"
@@ -228,8 +265,11 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         Terminal lifetime of the sweep; ``None`` uses ``10 / median L1 distance``
         between training rows.
     max_features : int, default=2000
-        The sweep stops before the number of features exceeds this (the factor is
-        dense: ``O(C^2)`` memory, ``O(C^2)`` time per cut).
+        Largest number of cells (leaves of all partitions, at least one per tree),
+        hence of features: the sweep stops before it and online learning cuts the
+        partitions back past it. The model is dense in it: memory
+        ``O(max_features^2)``, time ``O(max_features^2)`` per cut of the sweep and
+        per row learned online.
     validation_fraction : float, default=0.1
         Share of the rows held out by the sweep (``selection="validation"``).
     early_stopping : bool, default=True
@@ -242,16 +282,22 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
     Attributes
     ----------
     trees_ : list of TreeState
-        Partitions at ``lifetime_``.
+        Partitions at ``growth_lifetime_``.
     lifetime_ : float
+        Lifetime of the features (cells of the partitions cut back to it).
+    growth_lifetime_ : float
+        Lifetime up to which the partitions grow; at least ``lifetime_``.
     max_lifetime_ : float
         Terminal lifetime of the sweep (``lifetime="auto"`` only).
     lifetime_path_ : dict of ndarray
-        The sweep, one entry per cut: ``lifetimes`` (start of each partition's
-        interval), ``n_features``, ``train_error`` and ``validation_error`` (mean
-        squared errors), ``log_marginal_likelihood`` (of the standardised targets of
-        the fitting rows) and ``time`` (seconds since the sweep started). ``None``
-        for a fixed lifetime.
+        The sweep of ``fit``, one entry per cut: ``lifetimes`` (start of each
+        partition's interval), ``n_features``, ``train_error`` and
+        ``validation_error`` (mean squared errors), ``log_marginal_likelihood`` (of
+        the standardised targets of the fitting rows) and ``time`` (seconds since
+        the sweep started). After ``partial_fit``, the latest selection online, one
+        entry per lifetime scored (the first call scores the same geometric grid of
+        cut times, from one feature per tree to every cell, as the later ones).
+        ``None`` for a fixed lifetime.
     coef_ : ndarray of shape (n_kernel_features_,)
     intercept_ : float
     n_kernel_features_ : int
@@ -267,6 +313,13 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
     by the sweep) from 5.5% to 2.9-3.0%, against 2.5% for the exact Laplace kernel
     (``benchmarks/bench_kernel.py``). ``alpha`` is worth tuning as well, e.g. with
     ``GridSearchCV``: the sweep selects the lifetime for a given ``alpha``.
+
+    Online, a mini-batch costs ``O(max_features^2)`` per row (the factor's update),
+    plus a refactor (``O(C^3)``) when the partitions are cut back below
+    ``lifetime_`` and a few when the lifetime is selected again (``log2`` of the
+    stream's length times). With the defaults, a 15,000-row stream of 26 features
+    in mini-batches of 100 keeps at most 2,000 features and a model of about 60 MB
+    (``benchmarks/bench_kernel_online.py``).
 
     Examples
     --------
@@ -285,6 +338,8 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         "alpha": [Interval(Real, 0, None, closed="neither")],
         "selection": [StrOptions({"validation", "marginal_likelihood"})],
     }
+
+    _fast_stats = _REGRESSOR_STATS
 
     def __init__(self, n_trees=100, *, lifetime="auto", alpha=1e-4,
                  selection="marginal_likelihood",
@@ -322,21 +377,81 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         self._remember_fast_state()
         return self
 
-    def _fit(self, X, y, sample_weight):
+    def _fit(self, X, y, sample_weight, online=False):
+        """Fit on a batch; ``online`` (the first ``partial_fit``): with
+        ``lifetime="auto"``, select the lifetime as ``partial_fit`` does later (a
+        geometric grid of the partitions' cut times, scored from the cells'
+        statistics) instead of the sweep over every cut."""
         X, y, sample_weight = _drop_zero_weights(X, y, sample_weight)
         rng, states = self._seeds()
         self.intercept_ = float(np.average(y, weights=sample_weight))
         yc = y - self.intercept_
         self.lifetime_path_ = None
-        if self.lifetime == "auto":
-            self._sweep(X, yc, sample_weight, rng, states)
+        cap = self._max_cells()
+        if self.lifetime == "auto" and online:
+            self.max_lifetime_ = (float(self.max_lifetime) if self.max_lifetime is not None
+                                  else default_max_lifetime(X, rng))
+            top = self.max_lifetime_
+            trees = self._sample_trees(X, top, states)
+            growth = capped_lifetime(trees, top, self._pruned_cells())
+            self.lifetime_ = growth  # every cell a feature until _reselect below
+        elif self.lifetime == "auto":
+            trees = self._sweep(X, yc, sample_weight, rng, states)
+            top = float(self.max_lifetime_)
+            growth = max(self.lifetime_, capped_lifetime(trees, top, self._pruned_cells()))
         else:
-            self.lifetime_ = float(self.lifetime)
-            self._set_trees(self._sample_trees(X, self.lifetime_, states))
-        self._solve(X, yc, sample_weight)
+            top = float(self.lifetime)
+            trees = self._sample_trees(X, top, states)
+            growth = capped_lifetime(trees, top, cap)
+            if growth < top:  # too many cells: cut back further, to leave room to grow
+                growth = capped_lifetime(trees, top, self._pruned_cells())
+            self.lifetime_ = growth
+        if growth < top:
+            trees = [pruned_copy(tree, growth)[0] for tree in trees]
+        self.trees_ = trees
+        self.growth_lifetime_ = float(growth)
+        n_cells, n_columns = self._assign_trees(np.zeros(len(trees), dtype=np.int64), 0, 0)
+        self.n_kernel_features_ = n_columns
+        cells, columns = self._rows_of_leaves([leaves_of(tree, X) for tree in trees])
+        ridge = self._ridge = OnlineRidge(self.alpha, 1.0 / np.sqrt(self.n_trees), cap)
+        ridge.add_cells(_cell_columns(trees, n_cells))
+        ridge.add_rows(cells, columns, yc, sample_weight, update_factor=False)
+        with one_blas_thread():
+            ridge.set_features(ridge.cell_column, n_columns)
+        self.coef_ = ridge.solve()
         self.n_samples_seen_ = X.shape[0]
+        self._next_selection = _RESELECT_FACTOR * X.shape[0]
+        self._reservoir = None
+        if self.lifetime == "auto" and self.selection == "validation":
+            self._reservoir = _Reservoir(X.shape[1], rng.randint(np.iinfo(np.int32).max))
+            self._reservoir.offer(X, yc, sample_weight)
+        if self.lifetime == "auto" and online:
+            with one_blas_thread():
+                self._reselect()
+            self.coef_ = ridge.solve()
+
+    def _max_cells(self):
+        """The bound on the number of cells (at least one per tree)."""
+        return max(int(self.max_features), int(self.n_trees))
+
+    def _pruned_cells(self):
+        """Cells left when the partitions are cut back (room to grow online)."""
+        return max(int(self.n_trees), int(_PRUNE_TO * self._max_cells()))
+
+    def _sample_trees(self, X, lifetime, states):
+        trees = [new_partition(X.shape[1], states[t], _REGRESSOR_STATS)
+                 for t in range(self.n_trees)]
+
+        def grow(tree):
+            sample_partition(tree, X, lifetime)
+            tree.trim()
+            return tree  # with joblib's Dask backend, trees come back from workers
+
+        return map_trees(grow, trees, self.n_jobs)
 
     def _sweep(self, X, yc, sample_weight, rng, states):
+        """Select ``lifetime_`` by the sweep; return the partitions it swept (sampled
+        with ``max_lifetime_``)."""
         self.max_lifetime_ = (float(self.max_lifetime) if self.max_lifetime is not None
                               else default_max_lifetime(X, rng))
         trees = self._sample_trees(X, self.max_lifetime_, states)
@@ -349,7 +464,7 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         spread = float(np.sqrt(np.average(yc ** 2, weights=sample_weight)))
         spread = spread if spread > 0 else 1.0
         sweep = RidgeSweep(forest, yc / spread, weight_fit, weight_val, self.alpha,
-                           self.max_features)
+                           self._max_cells())
         n_records, stamps = sweep.run(criterion=2 if use_validation else -3,
                                       stop_factor=self._stop_factor())
         sweep.record[:, 1:3] *= spread ** 2
@@ -359,24 +474,204 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         else:
             best = int(np.nanargmax(self.lifetime_path_["log_marginal_likelihood"]))
         self.lifetime_ = self._lifetime_after(forest, best)
-        self._set_trees([pruned_copy(tree, self.lifetime_)[0] for tree in trees])
+        return trees
 
-    def _solve(self, X, yc, sample_weight):
-        Phi = feature_matrix(self.trees_, X, self.n_kernel_features_, self.n_jobs)
-        weighted = Phi.multiply(sample_weight[:, None]).tocsr()
-        A = (Phi.T @ weighted).toarray()
-        A[np.diag_indices_from(A)] += self.alpha
-        self._ridge = OnlineRidge(self.alpha, 1.0 / np.sqrt(self.n_trees))
-        self._ridge.fit_dense(A, weighted.T @ yc)
-        self.coef_ = self._ridge.coef_
+    # ------------------------------------------------------- cells and features
+    def _assign_trees(self, n_before, n_cells, n_columns):
+        """Cells for the leaves made since ``n_before`` (nodes of each tree), and the
+        features at ``lifetime_`` of the trees that changed; return the new numbers
+        of cells and features (``_forest_kernels.assign_forest`` over a tree
+        table)."""
+        lifetime = float(self.lifetime_)
+        for t, tree in enumerate(self.trees_):
+            if tree.n_nodes == n_before[t]:
+                continue
+            n_cells = assign_cells(tree.arrays, tree.node_stats["cell"], int(n_before[t]),
+                                   n_cells)
+            n_columns = assign_feature_columns(tree.arrays, tree.node_stats["column"],
+                                               lifetime, n_columns)
+        return n_cells, n_columns
 
+    def _rows_of_leaves(self, leaves):
+        """Cells and features, both (n_rows, n_trees), of the rows whose leaves (one
+        array per tree) are ``leaves`` (features in tree order, not sorted)."""
+        n = len(leaves[0])
+        cells = np.empty((n, len(self.trees_)), dtype=np.int64)
+        columns = np.empty((n, len(self.trees_)), dtype=np.int64)
+        for t, (tree, leaf) in enumerate(zip(self.trees_, leaves)):
+            cells[:, t] = tree.node_stats["cell"][leaf] - 1
+            columns[:, t] = tree.node_stats["column"][leaf] - 1
+        return cells, columns
+
+    def _prune(self, growth, n_cells):
+        """Cut the partitions back to the lifetime ``growth``. Returns the new cell
+        of each of the ``n_cells`` old ones, the new number of cells and whether the
+        features changed.
+
+        The features stay when ``lifetime_ <= growth`` (cells merge inside them);
+        otherwise ``lifetime_`` becomes ``growth`` and the features are the cells,
+        numbered afresh.
+        """
+        keep_features = self.lifetime_ <= growth
+        group = np.empty(n_cells, dtype=np.int64)
+        trees = []
+        n_new = 0
+        for tree in self.trees_:
+            pruned, old_to_new = pruned_copy(tree, growth)
+            n = tree.n_nodes
+            holder = np.empty(n, dtype=np.int64)
+            kept_nodes(tree.arrays.parent, old_to_new, n, holder)
+            n_new = assign_cells(pruned.arrays, pruned.node_stats["cell"], 0, n_new)
+            leaves = np.flatnonzero(tree.arrays.left[:n] == LEAF)
+            group[tree.node_stats["cell"][leaves] - 1] = (
+                pruned.node_stats["cell"][holder[leaves]] - 1)
+            if keep_features:
+                kept = np.flatnonzero(old_to_new >= 0)
+                pruned.node_stats["column"][old_to_new[kept]] = tree.node_stats["column"][kept]
+            trees.append(pruned)
+        self.trees_ = trees
+        self.growth_lifetime_ = float(growth)
+        if not keep_features:
+            self.lifetime_ = float(growth)
+            self.n_kernel_features_ = self._renumber_features()
+        return group, n_new, not keep_features
+
+    def _renumber_features(self):
+        """The features at ``lifetime_``, numbered afresh (as ``_feature_map_at``);
+        returns their number."""
+        n_columns = 0
+        for tree in self.trees_:
+            column = tree.node_stats["column"]
+            column[:] = 0
+            n_columns = assign_feature_columns(tree.arrays, column, float(self.lifetime_),
+                                               n_columns)
+        return n_columns
+
+    def _learn_assigned(self, X, cells, columns, n_cells, n_columns, y, sample_weight):
+        """Learn rows the partitions were just extended with.
+
+        ``cells`` and ``columns`` (n_rows, n_trees; features in tree order) are the
+        rows' cells and features, ``n_cells`` and ``n_columns`` the numbers of cells
+        and features now. Past ``max_features`` cells, the partitions are cut back
+        first; every ``_RESELECT_FACTOR`` times more rows, ``lifetime="auto"``
+        selects the lifetime again.
+        """
+        ridge = self._ridge
+        refactor = False
+        if n_cells > self._max_cells():
+            n_old = ridge.n_cells
+            growth = capped_lifetime(self.trees_, self.growth_lifetime_, self._pruned_cells())
+            group, n_cells, refactor = self._prune(growth, n_cells)
+            ridge.merge_cells(group[:n_old], n_cells)
+            cells = group[cells]
+            cell_column = _cell_columns(self.trees_, n_cells)
+            columns = cell_column[cells]
+            if refactor:
+                n_columns = self.n_kernel_features_
+            else:
+                ridge.cell_column[:] = cell_column
+                ridge.add_features(n_columns - ridge.size)
+        else:
+            new = cells >= ridge.n_cells
+            cell_column = np.empty(n_cells - ridge.n_cells, dtype=np.int64)
+            cell_column[cells[new] - ridge.n_cells] = columns[new]
+            ridge.add_cells(cell_column)
+            ridge.add_features(n_columns - ridge.size)
+        targets = y - self.intercept_
+        ridge.add_rows(cells, np.sort(columns, axis=1), targets, sample_weight,
+                       update_factor=not refactor)
+        if refactor:
+            ridge.set_features(cell_column, n_columns)
+        self.n_kernel_features_ = n_columns
+        self.n_samples_seen_ += cells.shape[0]
+        if self._reservoir is not None:
+            self._reservoir.offer(X, targets, sample_weight)
+        if self.lifetime == "auto" and self.n_samples_seen_ >= self._next_selection:
+            self._reselect()
+        self.coef_ = ridge.solve()
+
+    def _reselect(self):
+        """Select ``lifetime_`` again among the cut times of the partitions, on every
+        row seen (their statistics on the cells): by the log marginal likelihood, or
+        by the error on rows of the reservoir held out of the fit. The scores go to
+        ``lifetime_path_``."""
+        start = time.perf_counter()
+        ridge = self._ridge
+        trees = self.trees_
+        times = cut_times(trees)
+        n_trees = len(trees)
+        held = None
+        spread = ridge.target_spread()  # the likelihood of the standardised targets
+        yy, weight = ridge.weight, ridge.weight  # sum w (y / spread)^2 and sum w
+        if self._reservoir is not None:
+            n_held = int(round(self.validation_fraction * self.n_samples_seen_))
+            Xv, yv, wv = self._reservoir.sample(max(n_held, 1))
+            cells_v, _ = self._rows_of_leaves([leaves_of(tree, Xv) for tree in trees])
+            held = (cells_v, yv, wv)
+            yy -= float(np.dot(wv, (yv / spread) ** 2))
+            weight -= float(wv.sum())
+        scale = ridge.scale
+        # The current features are one of the partitions: the likelihood, which
+        # scores the system of all rows, needs no refactor for them.
+        current = int(np.searchsorted(times, self.lifetime_))
+        candidates = _candidate_cuts(n_trees, times.shape[0])
+        if held is None:
+            candidates = sorted(set(candidates) | {current})
+        best = None
+        record = []
+        for k in candidates:
+            lifetime = float(times[k]) if k < times.shape[0] else self.growth_lifetime_
+            if held is None and k == current:
+                n, L, b = ridge.size, ridge.L, ridge.b
+            else:
+                cell_column, n = _feature_map_at(trees, ridge.n_cells, lifetime)
+                A, b = ridge.system(cell_column, n)
+                if held is not None:
+                    columns_v = cell_column[held[0]]
+                    gram_remove_rows(A, b, columns_v, held[2], held[1], scale)
+                L = np.linalg.cholesky(A)
+            coef = np.empty(n)
+            lower_solve(L, n, b, coef)
+            bs, coef_s = b[:n] / spread, coef / spread
+            fit_sq = max(yy - float(bs @ coef_s) - ridge.alpha * float(coef_s @ coef_s), 0.0)
+            val, lml = np.nan, np.nan
+            if held is not None:
+                errors = held[1] - scale * coef[columns_v].sum(axis=1)
+                val = score = float(np.average(errors ** 2, weights=held[2]))
+            else:
+                lml = log_marginal_likelihood(L, n, bs, coef_s, yy, weight, ridge.alpha)
+                score = -lml
+            record.append((float(times[k - 1]) if k > 0 else 0.0, n,
+                           fit_sq * spread ** 2 / weight if weight > 0 else np.nan, val, lml,
+                           time.perf_counter() - start))
+            if best is None or score < best[0]:
+                best = (score, k, lifetime, n, (L, b) if held is None else None)
+            if self.early_stopping and n > max(_STOP_FACTOR * best[3], 4 * n_trees):
+                break
+        _, k, lifetime, n_columns, factor = best
+        if held is not None or k != current:
+            self.lifetime_ = lifetime
+            n_columns = self._renumber_features()
+            ridge.set_features(_cell_columns(trees, ridge.n_cells), n_columns, factor)
+            self.n_kernel_features_ = n_columns
+        self._next_selection = _RESELECT_FACTOR * self.n_samples_seen_
+        columns = np.array(record).T
+        self.lifetime_path_ = {
+            "lifetimes": columns[0], "n_features": columns[1].astype(np.int64),
+            "train_error": columns[2], "validation_error": columns[3],
+            "log_marginal_likelihood": columns[4], "time": columns[5]}
+
+    # ------------------------------------------------------------------ online
     def partial_fit(self, X, y, sample_weight=None):
-        """Learn a mini-batch online: extend the partitions, rank-1 update the factor.
+        """Learn a mini-batch online: extend the partitions, update the solution.
 
         The first call fits on the batch (selecting the lifetime if ``"auto"``);
         the intercept stays the weighted mean of that first batch. Later rows
-        create new cells (new features, zero for earlier rows) and each row is a
-        rank-1 update of ``A``: the solution equals a batch solve on all rows seen.
+        extend the partitions (up to their growth lifetime): new cells are new
+        features, zero for earlier rows. The solution is the exact ridge solution
+        on all rows seen for the current features. Past ``max_features`` cells the
+        partitions are cut back to an earlier lifetime; with ``lifetime="auto"`` the
+        lifetime is selected again each time the number of rows has doubled.
 
         Parameters
         ----------
@@ -392,7 +687,7 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         -----
         A call of a few rows (``utils.fast_path``) after the first one skips
         scikit-learn's validation when nothing it checks can have changed, and
-        extends the partitions and updates the solution in one compiled call: same
+        extends the partitions and finds the rows' cells in one compiled call: same
         model, same errors.
         """
         if sample_weight is None and self._partial_fit_fast(X, y):
@@ -406,70 +701,98 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
                                               y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
         if first:
-            self._fit(X, y, sample_weight)
+            self._fit(X, y, sample_weight, online=True)
         else:
             keep = sample_weight > 0
             X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
             if X.shape[0] > 0:
-                columns, n_new = self._extend_columns(X)
-                self._learn_rows(columns, n_new, y, sample_weight)
+                from ..engine.tree_table import TreeTable
+
+                self._learn_rows(X, y, sample_weight, TreeTable(self._fast_stats),
+                                 self._ridge_work(X.shape[0], X.shape[1]))
         self._remember_fast_state()
         return self
-
-    def _learn_rows(self, columns, n_new, y, sample_weight):
-        """Add ``n_new`` features and the rows (their sorted columns) to the factor,
-        and solve."""
-        self._ridge.add_features(n_new)
-        self._ridge.add_rows(columns, y - self.intercept_, sample_weight)
-        self.coef_ = self._ridge.solve()
-        self.n_samples_seen_ += columns.shape[0]
 
     @fast_call
     def _partial_fit_fast(self, X, y):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
         call must take the full path (nothing has changed then)."""
-        from ._forest_kernels import learn_ridge
+        from ._forest_kernels import accept_batch
 
         rows = self._fast_rows(X, y)
         if rows is None:
             return False
         X, y = rows
         table = self._fast_table()
-        if table is None:
+        if table is None or not accept_batch(X, y, self._feature_range):
             return False
-        n = X.shape[0]
-        work = self._fast_learn_work(X.shape[1])
-        ridge = self._ridge
-        extra = self._fast_scratch.work.get("ridge")
-        if extra is None or extra[1].shape[0] != ridge.U.shape[0]:
-            extra = self._fast_scratch.work["ridge"] = (np.empty(FAST_MAX_ROWS),
-                                                        np.empty(ridge.U.shape[0]))
-        lifetime, root = self._fast_args
-        old = self.n_kernel_features_
-        status, n_columns, coef = learn_ridge(
-            table.addresses, table.sizes, X, y, ONES[:n], self.intercept_,
-            self._feature_range, lifetime, old, ridge.U, ridge.b, ridge.size, root,
-            ridge.scale, *work, *extra)
-        if status == -1:
-            return False
-        if status == 0:
-            ridge.size += n_columns - old
-            ridge.coef_ = self.coef_ = coef
-            self.n_kernel_features_ = n_columns
-            self.n_samples_seen_ += n
-            return True
-        if status > 0:  # trees left to the full path's loop
-            leaves = self._fast_finish_trees(X, work, lifetime)
-            columns, n_new = self._columns_of_leaves(leaves)
-        else:  # the factor must grow first
-            columns, n_new = work[6][:n], n_columns - old
-            self.n_kernel_features_ = n_columns
-        self._learn_rows(columns, n_new, y, ONES[:n])
+        work = self._fast_scratch.work.get("ridge")
+        if work is None or work[0].shape[0] != X.shape[1] or work[3].shape[0] != self.n_trees:
+            work = self._fast_scratch.work["ridge"] = self._ridge_work(FAST_MAX_ROWS,
+                                                                      X.shape[1])
+        self._learn_rows(X, y, ONES[: X.shape[0]], table, work)
         return True
 
-    def _remember_fast_state(self):
-        super()._remember_fast_state()
-        self._fast_args = (float(self.lifetime_), float(np.sqrt(self._ridge.alpha)))
+    def _ridge_work(self, n_rows, n_features):
+        """Work arrays of ``_learn_rows`` for up to ``n_rows`` rows: ``(excess, path,
+        no_samples, leaves, n_before, cells, columns)``."""
+        n_trees = len(self.trees_)
+        return [np.empty(n_features), np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64),
+                np.empty((n_trees, n_rows), dtype=np.int64), np.empty(n_trees, dtype=np.int64),
+                np.empty((n_rows, n_trees), dtype=np.int64),
+                np.empty((n_rows, n_trees), dtype=np.int64)]
+
+    def _learn_rows(self, X, y, sample_weight, table, work):
+        """Learn the rows in order (``_forest_kernels.learn_cells``, then
+        ``_learn_assigned``), in pieces that end where the partitions are cut back
+        or the lifetime is selected again: the same model as one row at a time."""
+        with one_blas_thread():
+            self._learn_pieces(X, y, sample_weight, table, work)
+
+    def _learn_pieces(self, X, y, sample_weight, table, work):
+        from ._forest_kernels import learn_cells
+
+        n = X.shape[0]
+        start = 0
+        while start < n:
+            stop = n
+            if self.lifetime == "auto":
+                due = int(np.ceil(self._next_selection - self.n_samples_seen_))
+                stop = min(n, start + max(due, 1))
+            for tree in self.trees_:
+                needed = tree.n_nodes + 2 * (stop - start)
+                if needed > tree.capacity:
+                    tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2))
+            capacity = max(tree.capacity for tree in self.trees_)
+            if work[1].shape[0] < capacity:
+                work[1] = np.empty(2 * capacity, dtype=np.int64)
+            if not table.refresh(self.trees_):  # pragma: no cover - trees always share one
+                raise RuntimeError("The partitions cannot share a tree table.")
+            end, n_cells, n_columns = learn_cells(
+                table.addresses, table.sizes, X, start, stop, self.growth_lifetime_,
+                float(self.lifetime_), self._ridge.n_cells, self.n_kernel_features_,
+                self._max_cells(), *work)
+            rows = slice(start, end)
+            self._learn_assigned(X[rows], work[5][: end - start], work[6][: end - start],
+                                 n_cells, n_columns, y[rows], sample_weight[rows])
+            start = end
+
+    def _add_features(self, values):
+        super()._add_features(values)
+        if self._reservoir is not None:
+            self._reservoir.add_features(np.atleast_1d(np.asarray(values, dtype=np.float64)))
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if "trees_" in self.__dict__ and "growth_lifetime_" not in self.__dict__:
+            # Saved before the cells were kept apart from the features: each
+            # feature is one cell, and the trees grow at the fitted lifetime.
+            for tree in self.trees_:
+                tree.node_stats["cell"] = tree.node_stats["column"].copy()
+            self.growth_lifetime_ = float(self.lifetime_)
+            self._next_selection = np.inf  # no statistics of the targets to select on
+            self._reservoir = None
+            self._ridge.max_cells = max(self._max_cells(), self._ridge.n_cells)
 
     def predict(self, X):
         """Predicted targets.
@@ -489,6 +812,83 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
                 return out.reshape(-1)
         Phi = self.feature_map(X)
         return self.intercept_ + Phi @ self.coef_
+
+
+def _cell_columns(trees, n_cells):
+    """The feature of every cell, from the trees' statistics."""
+    out = np.zeros(n_cells, dtype=np.int64)
+    for tree in trees:
+        n = tree.n_nodes
+        leaves = np.flatnonzero(tree.arrays.left[:n] == LEAF)
+        out[tree.node_stats["cell"][leaves] - 1] = tree.node_stats["column"][leaves] - 1
+    return out
+
+
+def _feature_map_at(trees, n_cells, lifetime):
+    """The feature of every cell at ``lifetime`` (numbered as ``_renumber_features``
+    would) and the number of features; the trees are left as they are."""
+    out = np.zeros(n_cells, dtype=np.int64)
+    n_columns = 0
+    for tree in trees:
+        n = tree.n_nodes
+        column = np.zeros(n, dtype=np.int64)
+        n_columns = assign_feature_columns(tree.arrays, column, float(lifetime), n_columns)
+        leaves = np.flatnonzero(tree.arrays.left[:n] == LEAF)
+        out[tree.node_stats["cell"][leaves] - 1] = column[leaves] - 1
+    return out, n_columns
+
+
+def _candidate_cuts(n_trees, n_cuts):
+    """Numbers of cuts at which ``_reselect`` scores the partitions: features in a
+    geometric progression from one per tree to all cells."""
+    counts = {0, n_cuts}
+    size = float(n_trees)
+    while size - n_trees < n_cuts:
+        counts.add(min(int(round(size)) - n_trees, n_cuts))
+        size *= _CANDIDATE_RATIO
+    return sorted(counts)
+
+
+class _Reservoir:
+    """A uniform sample of the stream's rows (at most ``_RESERVOIR_SIZE``; Vitter's
+    algorithm R) for ``selection="validation"`` online.
+
+    Parameters
+    ----------
+    n_features : int
+    seed : int
+    """
+
+    def __init__(self, n_features, seed):
+        self.X = np.zeros((0, n_features))
+        self.y = np.zeros(0)
+        self.w = np.zeros(0)
+        self.n_offered = 0
+        self.rng = np.random.RandomState(seed)
+
+    def offer(self, X, y, w):
+        """Offer rows (targets centred, weights positive) in order."""
+        room = max(min(_RESERVOIR_SIZE - self.X.shape[0], X.shape[0]), 0)
+        if room:
+            self.X = np.vstack([self.X, X[:room]])
+            self.y = np.concatenate([self.y, y[:room]])
+            self.w = np.concatenate([self.w, w[:room]])
+        self.n_offered += room
+        for i in range(room, X.shape[0]):
+            self.n_offered += 1
+            j = self.rng.randint(self.n_offered)
+            if j < _RESERVOIR_SIZE:
+                self.X[j], self.y[j], self.w[j] = X[i], y[i], w[i]
+
+    def sample(self, n):
+        """``n`` rows at random (all rows when there are fewer)."""
+        n = min(n, self.X.shape[0])
+        rows = np.sort(self.rng.choice(self.X.shape[0], n, replace=False))
+        return np.ascontiguousarray(self.X[rows]), self.y[rows], self.w[rows]
+
+    def add_features(self, values):
+        """Every row gets value ``v`` in each new feature (see ``_add_features``)."""
+        self.X = np.hstack([self.X, np.broadcast_to(values, (self.X.shape[0], len(values)))])
 
 
 _LOSSES = {"log_loss": 0, "squared_hinge": 1}
@@ -521,7 +921,10 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
     max_lifetime : float, default=None
         Terminal lifetime of the sweep (``None``: ``10 / median L1 distance``).
     max_features : int, default=20000
-        The sweep stops before the number of features exceeds this.
+        Largest number of cells (leaves of all partitions, at least one per tree),
+        hence of features: the sweep stops before it, and past it the partitions
+        are cut back to an earlier lifetime (``lifetime_``), keeping 90% of it, a
+        merged cell taking the mean weight of its cells (weighted by their rows).
     validation_fraction : float, default=0.1
     early_stopping : bool, default=True
         End the sweep once it has twice as many features as at the best lifetime.
@@ -619,7 +1022,14 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         else:
             self.lifetime_ = (float(self.lifetime) if self.lifetime != "auto"
                               else float(self.max_lifetime or 1.0))
-            self._set_trees(self._sample_trees(X, self.lifetime_, states))
+            trees = self._sample_trees(X, self.lifetime_, states)
+            cap = max(int(self.max_features), int(self.n_trees))
+            lifetime = capped_lifetime(trees, self.lifetime_, cap)
+            if lifetime < self.lifetime_:  # too many cells: leave room to grow, as online
+                self.lifetime_ = capped_lifetime(trees, self.lifetime_,
+                                                 max(int(self.n_trees), int(_PRUNE_TO * cap)))
+                trees = [pruned_copy(tree, self.lifetime_)[0] for tree in trees]
+            self._set_trees(trees)
             coef = np.zeros((self.n_kernel_features_, self._n_outputs()))
         columns = self._columns(X)
         order = np.arange(X.shape[0], dtype=np.int64)
@@ -702,8 +1112,43 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
                     self.coef_ = np.vstack([self.coef_,
                                             np.zeros((n_new, self.coef_.shape[1]))])
                 self._sgd_epoch(columns, labels, sample_weight)
+                self._cap_cells()
         self._remember_fast_state()
         return self
+
+    def _cap_cells(self):
+        """Past ``max_features`` cells, cut the partitions back to an earlier
+        lifetime (``lifetime_``), keeping 90% of them; a merged cell's weight is
+        the mean of its cells' weights, weighted by their numbers of rows."""
+        cap = max(int(self.max_features), int(self.n_trees))
+        if self.n_kernel_features_ <= cap:
+            return
+        lifetime = capped_lifetime(self.trees_, float(self.lifetime_),
+                                   max(int(self.n_trees), int(_PRUNE_TO * cap)))
+        trees, old_columns, new_columns, counts = [], [], [], []
+        n_columns = 0
+        for tree in self.trees_:
+            pruned, old_to_new = pruned_copy(tree, lifetime)
+            n = tree.n_nodes
+            holder = np.empty(n, dtype=np.int64)
+            kept_nodes(tree.arrays.parent, old_to_new, n, holder)
+            n_columns = assign_columns([pruned], n_columns)
+            leaves = np.flatnonzero(tree.arrays.left[:n] == LEAF)
+            old_columns.append(tree.node_stats["column"][leaves] - 1)
+            new_columns.append(pruned.node_stats["column"][holder[leaves]] - 1)
+            counts.append(tree.arrays.n_points[leaves].astype(np.float64))
+            trees.append(pruned)
+        old_columns, new_columns, counts = map(np.concatenate,
+                                               (old_columns, new_columns, counts))
+        coef = np.zeros((n_columns, self.coef_.shape[1]))
+        total = np.zeros(n_columns)
+        np.add.at(coef, new_columns, counts[:, None] * self.coef_[old_columns])
+        np.add.at(total, new_columns, counts)
+        self.coef_ = coef / np.maximum(total, 1.0)[:, None]
+        self.trees_ = trees
+        self.lifetime_ = float(lifetime)
+        self.n_kernel_features_ = n_columns
+        self._fast_args = (float(self.lifetime_),) + tuple(self._fast_args[1:])
 
     def _sgd_epoch(self, columns, labels, sample_weight):
         """One SGD epoch on rows (their sorted columns) in shuffled order."""
@@ -749,6 +1194,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
             self._fast_use_weights(W, n_columns)
             self.n_kernel_features_ = n_columns
             self.n_samples_seen_ += n
+            self._cap_cells()
             return True
         if status > 0:  # trees left to the full path's loop
             leaves = self._fast_finish_trees(X, work, lifetime)
@@ -759,6 +1205,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         self._fast_use_weights(self._fast_weights(self.n_kernel_features_),
                                self.n_kernel_features_)
         self._sgd_epoch(columns, keys, ONES[:n])
+        self._cap_cells()
         return True
 
     def _fast_weights(self, n_rows):
