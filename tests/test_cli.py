@@ -79,6 +79,28 @@ def test_evaluate_regression_on_libsvm(tmp_path, capsys):
     assert "regression" in out and "| amf (online) |" in out and "mse" in out
 
 
+def test_evaluate_parquet_folder_streams_in_order(tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("dask.dataframe")
+    from mondrianlearn.datasets import load_electricity
+
+    X, y = load_electricity(900)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    frame["label"] = y
+    for part in range(3):
+        frame.iloc[300 * part: 300 * (part + 1)].to_parquet(tmp_path / f"part-{part}.parquet")
+    assert main(["evaluate", str(tmp_path), "--target", "label", "--model", "amf",
+                 "--param", "n_estimators=3", "--batch-size", "100", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "one partition at a time" in out and "| amf (online) |" in out
+    row = next(line for line in out.splitlines() if line.startswith("| amf (online) |"))
+    accuracy = float(row.split("|")[2])
+    assert 0.5 < accuracy <= 1.0
+    assert main(["evaluate", str(tmp_path), "--target", "label", "--baseline", "rf"]) == 2
+    assert "--baseline needs the whole prefix" in capsys.readouterr().err
+
+
 def test_evaluate_bundled_dataset_against_river(capsys):
     pytest.importorskip("river")
     code = main(["evaluate", "electricity", "--n-samples", "600", "--model", "amf",

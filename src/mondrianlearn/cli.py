@@ -104,7 +104,8 @@ def _load_data(args):
     source = args.data
     path = Path(source)
     if path.is_dir():
-        raise CommandError(f"{source} is a directory; give a CSV, LIBSVM or Parquet file.")
+        raise CommandError(f"{source} is a directory with no Parquet file; give a CSV, "
+                           "LIBSVM or Parquet file, or a folder of Parquet files.")
     if path.exists() or source.lower().endswith(_TABLE_SUFFIXES):
         if not path.exists():
             raise CommandError(f"No such file: {source}")
@@ -258,9 +259,11 @@ def _baseline(name, task, args):
 def _evaluate(args):
     import numpy as np
 
-    from .evaluation import Learner, format_table, ordered_target_message, progressive_evaluation
+    from .evaluation import ordered_target_message, progressive_evaluation
 
     _check_plot_path(args.plot)
+    if Path(args.data).is_dir() and any(Path(args.data).glob("*.parquet")):
+        return _evaluate_parquet_folder(args)
     X, y, info = _load_data(args)
     print(f"Read {info.description}")
     if args.shuffle is not None:
@@ -275,22 +278,8 @@ def _evaluate(args):
     task = _task(y, args.task)
     print(info.target)
     print(_describe_task(y, task, args.task))
-    learners = []
     params = _parse_params(args.param)
-    for name in args.model or ["mondrian-forest"]:
-        if name not in MODELS:
-            raise CommandError(f"Unknown model {name!r}; choose from {sorted(MODELS)}.")
-        spec = MODELS[name][0 if task == "classification" else 1]
-        if spec is None:
-            raise CommandError(f"{name} does only classification.")
-        cls = _import(spec)
-        kwargs = {"random_state": args.seed, **params}
-        try:
-            model = cls(**kwargs)
-        except TypeError as exc:
-            raise CommandError(f"Bad --param for {name}: {exc}") from exc
-        _check_params(name, model)
-        learners.append(Learner(f"{name} (online)", model))
+    learners = _online_learners(args, task, params)
     for name in args.baseline or []:
         learners.append(_baseline(name, task, args))
     rows_used = f"the first {X.shape[0]} rows" if args.n_samples else f"{X.shape[0]} rows"
@@ -313,6 +302,80 @@ def _evaluate(args):
     traces = progressive_evaluation(learners, X, y, batch_size=args.batch_size, task=task,
                                     progress=not args.no_progress, description=info.label,
                                     scaler=scaler)
+    _print_results(learners, traces, task)
+    if args.plot:
+        _plot_results(traces, task, args.plot, f"{info.label}: test-then-train, {X.shape[0]} rows")
+    return 0
+
+
+def _online_learners(args, task, params):
+    """The learners of ``--model`` for ``task``, with ``--param`` and ``--seed``."""
+    from .evaluation import Learner
+
+    learners = []
+    for name in args.model or ["mondrian-forest"]:
+        if name not in MODELS:
+            raise CommandError(f"Unknown model {name!r}; choose from {sorted(MODELS)}.")
+        spec = MODELS[name][0 if task == "classification" else 1]
+        if spec is None:
+            raise CommandError(f"{name} does only classification.")
+        cls = _import(spec)
+        kwargs = {"random_state": args.seed, **params}
+        try:
+            model = cls(**kwargs)
+        except TypeError as exc:
+            raise CommandError(f"Bad --param for {name}: {exc}") from exc
+        _check_params(name, model)
+        learners.append(Learner(f"{name} (online)", model))
+    return learners
+
+
+def _evaluate_parquet_folder(args):
+    """``mondrian evaluate FOLDER``: the Parquet files of a folder, streamed in order
+    one partition at a time (``mondrianlearn.dask.evaluate_parquet``), never loaded
+    whole."""
+    if args.baseline:
+        raise CommandError("--baseline needs the whole prefix in memory; it cannot be used "
+                           "with a folder of Parquet files.")
+    if args.shuffle is not None:
+        raise CommandError("--shuffle cannot be used with a folder of Parquet files "
+                           "(they are streamed in order).")
+    try:
+        from .dask import evaluate_parquet
+    except ImportError as exc:
+        raise CommandError(f"Streaming a Parquet folder needs dask: {exc}") from exc
+    params = _parse_params(args.param)
+    chosen = {}
+
+    def learners_for(task):
+        chosen["task"] = task
+        chosen["learners"] = _online_learners(args, task, params)
+        return chosen["learners"]
+
+    scaler = None
+    if args.scale:
+        from sklearn.preprocessing import MinMaxScaler
+
+        scaler = MinMaxScaler()
+    label = Path(args.data).name
+    print(f"Streaming the Parquet files of {args.data} in order, one partition at a time, "
+          f"test-then-train in mini-batches of {args.batch_size}.", flush=True)
+    try:
+        traces = evaluate_parquet(args.data, learners_for, target=args.target, task=args.task,
+                                  batch_size=args.batch_size, n_rows=args.n_samples or None,
+                                  scaler=scaler, progress=not args.no_progress,
+                                  description=label)
+    except (ValueError, KeyError, OSError) as exc:
+        raise CommandError(f"Could not stream {args.data}: {exc}") from exc
+    _print_results(chosen["learners"], traces, chosen["task"])
+    if args.plot:
+        _plot_results(traces, chosen["task"], args.plot, f"{label}: test-then-train")
+    return 0
+
+
+def _print_results(learners, traces, task):
+    from .evaluation import format_table
+
     rows = []
     for lr, t in zip(learners, traces):
         row = {"model": t.name, **t.summary}
@@ -326,15 +389,15 @@ def _evaluate(args):
     print()
     print(format_table(rows, ["model", *metrics, "samples_per_second", "seconds", "pickled_MB"],
                        floatfmt="{:.4g}"))
-    if args.plot:
-        from .plotting import plot_progressive
 
-        name = "progressive accuracy" if task == "classification" else "progressive MSE"
-        fig = plot_progressive(traces, metric_name=name,
-                               title=f"{info.label}: test-then-train, {X.shape[0]} rows")
-        fig.savefig(args.plot, dpi=120, bbox_inches="tight")
-        print(f"\nFigure written to {args.plot}")
-    return 0
+
+def _plot_results(traces, task, path, title):
+    from .plotting import plot_progressive
+
+    name = "progressive accuracy" if task == "classification" else "progressive MSE"
+    fig = plot_progressive(traces, metric_name=name, title=title)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    print(f"\nFigure written to {path}")
 
 
 def _demo(args):
