@@ -165,6 +165,25 @@ def test_amf_fit_equals_partial_fit_in_any_batches_while_units_change(cls):
         np.testing.assert_array_equal(_predict(online, X[:50]), _predict(fitted, X[:50]))
 
 
+@pytest.mark.parametrize("cls", [AMFClassifier, AMFRegressor])
+def test_amf_learns_its_first_rows_again_in_new_units(cls):
+    """While AMF holds fewer than RESAMPLE_FREELY_BELOW rows, new units restart its
+    trees and learn the rows again: it is then the AMF trained on its rows in the
+    units of their range from the start (fixed scales), bit for bit."""
+    X, y = _data(cls, n=RESAMPLE_FREELY_BELOW - 6)
+    extra = {"classes": [0, 1]} if cls is AMFClassifier else {}
+    online = cls(n_estimators=3, random_state=0)
+    for i in range(len(y)):
+        online.partial_fit(X[i:i + 1], y[i:i + 1], **(extra if i == 0 else {}))
+    units = units_of_range(X.min(axis=0), X.max(axis=0))
+    fixed = cls(n_estimators=3, random_state=0, feature_scale=units).fit(X, y)
+    _same_trees(online, fixed)
+    np.testing.assert_array_equal(_predict(online, X), _predict(fixed, X))
+    assert "_first_rows" in online.__dict__  # kept until the model holds enough rows
+    online.partial_fit(X[:10], y[:10])
+    assert "_first_rows" not in online.__dict__
+
+
 @pytest.mark.parametrize("cls", [MondrianForestClassifier, MondrianForestRegressor])
 def test_mondrian_forest_batches_equal_rows_while_units_change(cls):
     """After a first row, mini-batches and single rows re-sample the trees at the

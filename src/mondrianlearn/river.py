@@ -596,7 +596,7 @@ class AMFClassifier(_BackedClassifier):
     >>> from mondrianlearn.river import AMFClassifier
     >>> model = AMFClassifier(n_estimators=10, seed=42)
     >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
-    Accuracy: 89.35%
+    Accuracy: 89.59%
     """
 
     _backing = "mondrianlearn.amf:AMFClassifier"

@@ -77,6 +77,21 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
             for t in range(self.n_estimators)
         ]
         self.n_samples_seen_ = 0
+        self._first_states = states  # for _restart_trees
+
+    def _relearns_first_rows(self):
+        return True
+
+    def _restart_trees(self):
+        """Empty trees on the random streams they started from, to learn the first
+        rows again in new feature units (``utils.feature_scale``)."""
+        self.trees_ = [
+            TreeState(tree.arrays.lower.shape[1], state,
+                      {k: np.zeros((16,) + v.shape[1:]) for k, v in tree.node_stats.items()},
+                      keep_samples=False)
+            for tree, state in zip(self.trees_, self._first_states)
+        ]
+        self.n_samples_seen_ = 0
 
     def _learn(self, n_rows, run_kernel):
         """Teach ``n_rows`` rows to every tree; ``run_kernel(tree, start)`` learns

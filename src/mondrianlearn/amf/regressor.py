@@ -290,6 +290,10 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         self._y_moments = np.zeros(3)  # total weight, mean, sum of squared deviations
         self._start_model(n_features, {name: np.zeros(16) for name in self._fast_stats})
 
+    def _restart_trees(self):
+        super()._restart_trees()
+        self._y_moments[:] = 0.0  # in place: the fast path reads this array
+
     def _learn_batch(self, X, y, sample_weight):
         from ._kernels import target_moments
 

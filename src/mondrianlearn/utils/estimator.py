@@ -54,7 +54,7 @@ class TreeModelMixin(FeatureScaleMixin, FastPathMixin, VersionedStateMixin):
         for tree in self.trees_:
             tree.add_features(values)
         self.n_features_in_ += values.shape[0]
-        self._extend_units(values.shape[0])
+        self._extend_units(values)
         if getattr(self, "_feature_range", None) is not None:
             self._feature_range = np.hstack([self._feature_range,
                                              np.vstack([values, values])])

@@ -11,9 +11,9 @@ attribute reads decide:
   with at most ``FAST_MAX_ROWS`` rows, and the model was not fitted on named
   columns (pandas input goes through full validation, which checks the names);
 - labels are ones the model knows (classifiers), given as a NumPy array or a list;
-- rows to learn change no feature unit and reach no pending re-sampling
-  (``utils.feature_scale``; the rows are divided by the units in the same compiled
-  call that checks them).
+- rows to learn change no feature unit and reach nothing pending in the units
+  (``utils.feature_scale``: a re-sampling, the first rows kept; the rows are
+  divided by the units in the same compiled call that checks them).
 
 Whatever does not qualify goes through the full path, which gives the same result
 or the same error. The values themselves (finite, range within float64) are checked
@@ -130,7 +130,7 @@ class FastPathMixin:
             if learning and state["_units_follow_range"]:
                 feature_range = state.get("_feature_range")
                 if (feature_range is None or state["n_samples_seen_"] + X.shape[0]
-                        > state["_resample_due"] or scale_rows(X, units, feature_range, out)):
+                        > state["_units_due"] or scale_rows(X, units, feature_range, out)):
                     return None
             else:
                 to_units(X, units, out)
