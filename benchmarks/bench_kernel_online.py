@@ -114,6 +114,8 @@ def online_worker(path, checkpoints):
     # compile (or load from numba's cache) before the clock starts
     MondrianKernelRegressor(n_trees=3, random_state=0).partial_fit(X[:50], y[:50]).partial_fit(
         X[50:60], y[50:60]).partial_fit(X[60:61], y[60:61]).predict(X[:5])
+    print(json.dumps({"baseline_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}),
+          flush=True)
     wall = time.perf_counter()
     cpu = time.process_time()
     sq_err, n_scored, learned = 0.0, 0, 0
@@ -197,7 +199,8 @@ def online_part(report, name, path, checkpoints):
     if code != 0:
         raise RuntimeError(f"online worker failed:\n{err}")
     lines = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
-    records, chunks = lines[:-1], {int(k): v for k, v in lines[-1]["chunk_predictions"].items()}
+    baseline = lines[0]["baseline_rss"]
+    records, chunks = lines[1:-1], {int(k): v for k, v in lines[-1]["chunk_predictions"].items()}
     rows = [[r["rows"], f"{r['seconds']:.1f} s", f"{r['cpu']:.1f} s", fmt_bytes(r["max_rss"]),
              r["features"], r["cells"], f"{r['lifetime']:.3g}", f"{r['growth']:.3g}",
              fmt_bytes(r["pickle"]), f"{r['mse']:.4g}"] for r in records]
@@ -209,7 +212,10 @@ def online_part(report, name, path, checkpoints):
         f"Defaults (100 trees, `max_features=2000`, `alpha=1e-4`, lifetime selected by "
         f"the marginal likelihood). Cells and features within `max_features` at every "
         f"checkpoint: {verdict(bounded)}. Time and CPU exclude the pickling; peak RSS is "
-        f"the process's (data, compiled code and model).")
+        f"the process's: {fmt_bytes(baseline)} before the stream (interpreter, libraries, "
+        f"the data, compiled kernels), the rest the model and its work arrays (the "
+        f"Gram matrix of the cells and the factor, `max_features^2` floats each, and "
+        f"the candidate systems of a selection of the lifetime).")
     return records, chunks
 
 

@@ -119,33 +119,77 @@ def chol_logdet(U, size):
 
 # ------------------------------------------------------------ online (lower factor)
 @kernel
+def _rotate_row(row, xj, start, stop, cos, sin):
+    """Apply the rotations ``start .. stop - 1`` to ``(row[k], xj)`` in turn; return
+    the rotated ``xj``."""
+    for k in range(start, stop):
+        s = sin[k]
+        if s == 0.0:
+            continue
+        c = cos[k]
+        r = row[k]
+        row[k] = c * r + s * xj
+        xj = c * xj - s * r
+    return xj
+
+
+@kernel
+def _new_rotation(row, j, xj, cos, sin):
+    """The rotation that zeroes ``xj`` against the diagonal ``row[j]``."""
+    if xj == 0.0:
+        cos[j] = 1.0
+        sin[j] = 0.0
+        return
+    d = row[j]
+    h = np.sqrt(d * d + xj * xj)
+    cos[j] = d / h
+    sin[j] = xj / h
+    row[j] = h
+
+
+@kernel
 def lower_rank1_update(L, size, x, first, cos, sin):
     """``L L^T + x x^T`` in place on the leading ``size`` block; ``x`` is destroyed.
 
     ``x[:first]`` must be zero (those rows of ``L`` are unchanged). Row ``j`` of
     ``L`` receives the Givens rotations of the rows before it in turn (``cos`` and
-    ``sin`` hold them, one per row), so every pass runs along a contiguous row.
+    ``sin`` hold them, one per row), so every pass runs along a contiguous row; four
+    rows at a time take the rotations together, four independent chains of
+    operations where one row alone would wait on each step.
     """
-    for j in range(first, size):
-        row = L[j]
-        xj = x[j]
+    j = first
+    while j + 4 <= size:
+        r0, r1, r2, r3 = L[j], L[j + 1], L[j + 2], L[j + 3]
+        x0, x1, x2, x3 = x[j], x[j + 1], x[j + 2], x[j + 3]
         for k in range(first, j):
             s = sin[k]
             if s == 0.0:
                 continue
             c = cos[k]
-            r = row[k]
-            row[k] = c * r + s * xj
-            xj = c * xj - s * r
-        if xj == 0.0:
-            cos[j] = 1.0
-            sin[j] = 0.0
-            continue
-        d = row[j]
-        h = np.sqrt(d * d + xj * xj)
-        cos[j] = d / h
-        sin[j] = xj / h
-        row[j] = h
+            a = r0[k]
+            r0[k] = c * a + s * x0
+            x0 = c * x0 - s * a
+            a = r1[k]
+            r1[k] = c * a + s * x1
+            x1 = c * x1 - s * a
+            a = r2[k]
+            r2[k] = c * a + s * x2
+            x2 = c * x2 - s * a
+            a = r3[k]
+            r3[k] = c * a + s * x3
+            x3 = c * x3 - s * a
+        _new_rotation(r0, j, x0, cos, sin)
+        x1 = _rotate_row(r1, x1, j, j + 1, cos, sin)
+        _new_rotation(r1, j + 1, x1, cos, sin)
+        x2 = _rotate_row(r2, x2, j, j + 2, cos, sin)
+        _new_rotation(r2, j + 2, x2, cos, sin)
+        x3 = _rotate_row(r3, x3, j, j + 3, cos, sin)
+        _new_rotation(r3, j + 3, x3, cos, sin)
+        j += 4
+    while j < size:
+        row = L[j]
+        _new_rotation(row, j, _rotate_row(row, x[j], first, j, cos, sin), cos, sin)
+        j += 1
 
 
 @kernel
@@ -168,13 +212,22 @@ def lower_add_rows(L, size, b, columns, weights, targets, scale, x, cos, sin):
 
 @kernel
 def lower_solve(L, size, b, out):
-    """Solve ``L L^T out = b`` on the leading ``size`` block."""
+    """Solve ``L L^T out = b`` on the leading ``size`` block (the forward pass sums
+    each row in four partial sums, four independent chains)."""
     for j in range(size):
         row = L[j]
-        acc = b[j]
-        for k in range(j):
-            acc -= row[k] * out[k]
-        out[j] = acc / row[j]
+        a0 = a1 = a2 = a3 = 0.0
+        k = 0
+        while k + 4 <= j:
+            a0 += row[k] * out[k]
+            a1 += row[k + 1] * out[k + 1]
+            a2 += row[k + 2] * out[k + 2]
+            a3 += row[k + 3] * out[k + 3]
+            k += 4
+        while k < j:
+            a0 += row[k] * out[k]
+            k += 1
+        out[j] = (b[j] - ((a0 + a1) + (a2 + a3))) / row[j]
     for j in range(size - 1, -1, -1):
         row = L[j]
         z = out[j] / row[j]
