@@ -359,6 +359,21 @@ def test_pickles_keep_the_units_and_older_ones_load_in_raw_units(cls):
     loaded.partial_fit(X[:10], y[:10])
 
 
+def test_merged_amf_keeps_all_its_trees_when_units_change():
+    """A merged forest did not keep every row it learned: new units rescale it in
+    place (instead of learning the first forest's rows again on its trees alone)."""
+    from mondrianlearn import merge_forests
+
+    X, y = _data(AMFClassifier, n=300)
+    a = AMFClassifier(n_estimators=3, random_state=0).fit(X[:100], y[:100])
+    b = AMFClassifier(n_estimators=2, random_state=1).fit(X[:100][::-1], y[:100][::-1])
+    merged = merge_forests([a, b])
+    merged.partial_fit(X[100:] * 4, y[100:])
+    assert len(merged.trees_) == merged.n_estimators == 5
+    assert all(tree.n_nodes > 1 for tree in merged.trees_)
+    assert "_first_rows" not in merged.__dict__
+
+
 def test_amf_rescaled_to_common_units_predicts_the_same():
     """Forests fitted apart are brought to the units of their joint range before
     a merge; AMF's predictions (leaf paths) do not change."""

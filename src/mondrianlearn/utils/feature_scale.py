@@ -393,6 +393,13 @@ class FeatureScaleMixin:
         if not self.n_samples_seen_ and self._relearns_first_rows():
             self._first_rows = ([], [], [])
             self._units_due = 0  # learning takes this path until the rows are kept
+        kept = self.__dict__.get("_first_rows")
+        if kept is not None and (sum(len(part) for part in kept[1]) != self.n_samples_seen_
+                                 or not self._relearns_first_rows()):
+            # The model learned rows it did not keep (a merge of forests): it can no
+            # longer learn them again, and rescales in place from now on.
+            del self._first_rows
+            self._units_due = NOT_DUE
         bounds = [0, *starts.tolist(), X.shape[0]]
         for a, b in zip(bounds[:-1], bounds[1:]):
             new = per_row[a]
