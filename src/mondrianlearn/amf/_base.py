@@ -45,7 +45,6 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "feature_scale": [StrOptions({"range"}), "array-like", None],
-        "drift": [StrOptions({"adwin"}), dict, None],
     }
 
     def _max_nodes_value(self):
@@ -136,10 +135,6 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         *work)``. The trees it leaves (room to grow, renumbering) are finished by the
         full path's per-tree loop (``_tree_learner(X, *data)``). Returns False, with
         nothing changed, when the rows are refused."""
-        if self.drift is not None:
-            from ..drift import learn_fast
-
-            return learn_fast(self, X, data)
         table = self._fast_table()
         if table is None:
             return False
@@ -173,10 +168,6 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         """``predict_forest(addresses, sizes, X, *_fast_predict_args, out, *work)`` over
         all trees in one compiled call; None when the rows are refused (the full
         path then raises the usual error)."""
-        if self.drift is not None:
-            from ..drift import predict_fast
-
-            return predict_fast(self, X, n_outputs)
         table = self._fast_table()
         if table is None:
             return None
@@ -222,11 +213,8 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
 
         ``run_kernel`` adds each tree's prediction to ``part`` in one addition per
         entry, so adding the trees in place (one thread) or adding per-tree parts in
-        tree order (several) gives identical results. With drift adaptation each
-        tree reads the rows with its own feature weights (``drift.rows_for``).
+        tree order (several) gives identical results.
         """
-        from ..drift import rows_for
-
         out = np.zeros((X.shape[0],) + shape)
         width = int(np.prod(shape)) if shape else 1
         per_row = 8 * width * max(len(self.trees_), 1)
@@ -237,12 +225,12 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
             if runs_sequentially(len(self.trees_), self.n_jobs):
                 target = out[rows]  # a view: the kernels add into it
                 for tree in self.trees_:
-                    run_kernel(tree, rows_for(self, tree, Xc), target)
+                    run_kernel(tree, Xc, target)
                 continue
 
             def one(tree):
                 part = np.zeros((Xc.shape[0],) + shape)
-                run_kernel(tree, rows_for(self, tree, Xc), part)
+                run_kernel(tree, Xc, part)
                 return part
 
             for part in map_trees(one, self.trees_, self.n_jobs):
