@@ -14,6 +14,10 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from ._cache import install as _install_cache_locators
+
+_install_cache_locators()  # cached code is stale when any module it includes changes
+
 kernel = njit(cache=True, nogil=True)
 """Decorator for a compiled kernel."""
 
