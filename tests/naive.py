@@ -127,6 +127,14 @@ def smooth(c, discount, base):
             for ck, gk in zip(c, base)]
 
 
+def node_discount(delta, gamma):
+    """``exp(-gamma Delta)``; a node never cut (infinite ``Delta``) gets 1/2, the
+    mean of a uniform prior on the discount (1 when ``gamma`` is 0)."""
+    if math.isinf(delta):
+        return 0.5 if gamma > 0 else 1.0
+    return math.exp(-gamma * delta)
+
+
 def posteriors(tree, ikn, gamma, n_classes):
     """Posterior means ``G_j`` of all nodes, from the root down."""
     uniform = [1.0 / n_classes] * n_classes
@@ -134,7 +142,7 @@ def posteriors(tree, ikn, gamma, n_classes):
     for node in reversed(tree.children_first()):  # parents first
         parent = tree.parent[node]
         base = uniform if parent < 0 else post[parent]
-        discount = math.exp(-gamma * (tree.time[node] - tree.parent_time(node)))
+        discount = node_discount(tree.time[node] - tree.parent_time(node), gamma)
         post[node] = smooth(ikn[node], discount, base)
     return post
 
@@ -222,24 +230,81 @@ def path_weights(tree, x, max_depth=None):
     return weights
 
 
-def predict_tree_moments(tree, moments, x, max_depth=None):
+def node_statistics(tree, X_train, y_train, weights=None):
+    """``{node: (total weight, mean, sum of squared deviations)}`` by routing."""
+    members = {node: [] for node in range(tree.n_nodes)}
+    for i, x in enumerate(X_train):
+        w = 1.0 if weights is None else float(weights[i])
+        if w <= 0:
+            continue
+        for node in tree.route(x):
+            members[node].append((w, float(y_train[i])))
+    out = {}
+    for node, rows in members.items():
+        total = sum(w for w, _ in rows)
+        mean = sum(w * y for w, y in rows) / total if total > 0 else 0.0
+        out[node] = (total, mean, sum(w * (y - mean) ** 2 for w, y in rows))
+    return out
+
+
+def variance_decay(tree, stats):
+    """``rho ** 2``, ``rho`` the geometric mean over the splits whose children hold
+    at least 4 points each of the children's pooled (unbiased) variance over the
+    parent's, splits with a zero sum of squares left out; 1 without such splits."""
+    logs = []
+    for node in range(tree.n_nodes):
+        if tree.is_leaf(node):
+            continue
+        n, _, sq = stats[node]
+        n_left, _, sq_left = stats[tree.left[node]]
+        n_right, _, sq_right = stats[tree.right[node]]
+        if n_left < 4 or n_right < 4 or sq_left + sq_right <= 0 or sq <= 0:
+            continue
+        pooled = (sq_left + sq_right) / (n_left + n_right - 2)
+        logs.append(math.log(pooled / (sq / (n - 1))))
+    if not logs:
+        return 1.0
+    return min(math.exp(sum(logs) / len(logs)), 1.0) ** 2
+
+
+def predictive_variances(tree, stats, prior_weight=1.25):
+    """``{node: variance}``: the node's sum of squares shrunk towards its parent's
+    variance times the decay, with the weight of ``prior_weight`` points (the root
+    towards its own variance)."""
+    decay = variance_decay(tree, stats)
+    out = {}
+    for node in reversed(tree.children_first()):  # parents first
+        n, _, sq = stats[node]
+        parent = tree.parent[node]
+        prior = (sq / n if n > 0 else 0.0) if parent < 0 else decay * out[parent]
+        out[node] = (sq + prior_weight * prior) / (n + prior_weight)
+    return out
+
+
+def predict_tree_moments(tree, stats, variances, x, max_depth=None):
     """Mean and variance of one tree's predictive mixture at ``x``."""
     weights = path_weights(tree, x, max_depth)
-    mean = sum(w * moments[node][0] for node, w in weights.items())
-    second = sum(w * (moments[node][0] ** 2 + moments[node][1])
-                 for node, w in weights.items())
-    return mean, second - mean * mean
+    mean = sum(w * stats[node][1] for node, w in weights.items())
+    variance = sum(w * (variances[node] + (stats[node][1] - mean) ** 2)
+                   for node, w in weights.items())
+    return mean, variance
 
 
 def forest_predict_regression(trees, X_train, y_train, X, max_depth=None, weights=None):
-    """Mean and standard deviation of the equal mixture of the trees."""
-    models = [(tree, node_moments(tree, X_train, y_train, weights)) for tree in trees]
+    """Mean and standard deviation of the forest: the mean of the trees' means; the
+    variance is the mean of the trees' variances plus the variance of their means
+    over the number of trees."""
+    models = []
+    for tree in trees:
+        stats = node_statistics(tree, X_train, y_train, weights)
+        models.append((tree, stats, predictive_variances(tree, stats)))
     means, stds = [], []
     for x in X:
-        parts = [predict_tree_moments(tree, moments, x, max_depth)
-                 for tree, moments in models]
+        parts = [predict_tree_moments(tree, stats, variances, x, max_depth)
+                 for tree, stats, variances in models]
         mean = sum(m for m, _ in parts) / len(parts)
-        second = sum(v + m * m for m, v in parts) / len(parts)
+        within = sum(v for _, v in parts) / len(parts)
+        between = sum((m - mean) ** 2 for m, _ in parts) / len(parts)
         means.append(mean)
-        stds.append(math.sqrt(max(second - mean * mean, 0.0)))
+        stds.append(math.sqrt(within + between / len(parts)))
     return means, stds

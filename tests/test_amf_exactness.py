@@ -115,6 +115,23 @@ def _cell_moments(points):
     return w.sum(), mean, float(np.dot(w, (z - mean) ** 2))
 
 
+def _variance_decay(tree, moments):
+    """``rho ** 2``: ``rho`` the geometric mean, over the splits whose children hold
+    at least 4 points each (and have positive sums of squares), of the children's
+    pooled unbiased variance over the parent's; 1 when there is no such split."""
+    logs = []
+    for v in range(tree.n_nodes):
+        if tree.is_leaf(v):
+            continue
+        n, _, sq = moments[v]
+        n_left, _, sq_left = moments[tree.left[v]]
+        n_right, _, sq_right = moments[tree.right[v]]
+        if n_left < 4 or n_right < 4 or sq_left + sq_right <= 0 or sq <= 0:
+            continue
+        logs.append(math.log((sq_left + sq_right) / (n_left + n_right - 2) / (sq / (n - 1))))
+    return min(math.exp(sum(logs) / len(logs)), 1.0) ** 2 if logs else 1.0
+
+
 def _prunings(node, children, loss, pred, on_path, step):
     """``[(log weight, prediction)]`` over the prunings of the subtree of ``node``.
 
@@ -299,8 +316,10 @@ def test_regressor_matches_brute_force_over_prunings(seed, step, scoring, extend
 @pytest.mark.parametrize("extend", [True, False])
 def test_regressor_std_is_that_of_the_aggregated_mixture(seed, extend):
     """``return_std``: per tree, the brute-force mixture over prunings of the node
-    forecasters (mean, shrunk variance) on the path; over trees, the mean of the
-    trees' variances plus the variance of their means over the number of trees."""
+    forecasters (mean, shrunk variance: the prior of a node's variance is its
+    parent's times the tree's decay, worth 4 points) on the path; over trees, the
+    mean of the trees' variances plus the variance of their means over the number
+    of trees."""
     X, y, weights = _regression_stream(seed)
     step = 4.0
     reg = _fit_regressor(seed, X, y, weights, n_estimators=3, step=step,
@@ -315,6 +334,7 @@ def test_regressor_std_is_that_of_the_aggregated_mixture(seed, extend):
         tree = _Tree(state.arrays)
         _, losses, points = _regression_replay(reg, tree, X, y, weights, "count_then_score")
         moments = [_cell_moments(p) for p in points]
+        decay = _variance_decay(tree, moments)
         variance = [0.0] * tree.n_nodes
         for v in range(tree.n_nodes):  # parents first: walk down from the root
             chain = []
@@ -325,7 +345,8 @@ def test_regressor_std_is_that_of_the_aggregated_mixture(seed, extend):
             above = prior_variance
             for u in reversed(chain):
                 n, _, sq = moments[u]
-                above = (sq + above) / (n + 1.0)
+                prior = above if u == tree.root else decay * above
+                above = (sq + 4.0 * prior) / (n + 4.0)
             variance[v] = above
         preds = [np.array([m[1], variance[v] + m[1] ** 2]) for v, m in enumerate(moments)]
         empty = np.array([prior_mean, prior_variance + prior_mean ** 2])

@@ -47,11 +47,13 @@ def _weighted(forests, values):
 
 
 def _mixture(forests, X):
-    """Mean and std of the tree-weighted mixture of regressors' predictions."""
-    parts = [f.predict(X, return_std=True) for f in forests]
-    mean = _weighted(forests, [m for m, _ in parts])
-    second = _weighted(forests, [s * s + m * m for m, s in parts])
-    return mean, np.sqrt(np.maximum(second - mean * mean, 0.0))
+    """Mean and std of the forest made of all the regressors' trees: the mean of the
+    trees' means; the mean of the trees' variances plus the variance of their means
+    over the number of trees (``MondrianForestRegressor``'s Notes)."""
+    from mondrianlearn.amf._merge import combine_regression_parts, regression_parts
+
+    parts = [regression_parts(f, X, True) for f in forests]
+    return combine_regression_parts(parts, [len(f._trained_trees()) for f in forests])
 
 
 # ----------------------------------------------------------------- merge_forests

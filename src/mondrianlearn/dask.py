@@ -186,15 +186,14 @@ class _Shard:
         return self._summary()[0], proba, self._weight()
 
     def predict_regression(self, X, return_std, frame):
-        """Mean and standard deviation (Mondrian forests) or the parts of an AMF's
-        prediction (:func:`mondrianlearn.amf._merge.regression_parts`) in ``frame``."""
-        if frame is None:
-            parts = self.estimator.predict(X, return_std=True)
-        else:
-            from .amf._merge import regression_parts
+        """The parts of the sub-forest's prediction
+        (:func:`mondrianlearn.amf._merge.regression_parts`): an AMF's in ``frame``, a
+        Mondrian forest's as it is (``frame`` None; each tree predicts in its
+        forest's target units)."""
+        from .amf._merge import regression_parts
 
-            parts = regression_parts(self._in_frame(frame), X, return_std)
-        return self._summary()[0], parts, self._weight()
+        forest = self.estimator if frame is None else self._in_frame(frame)
+        return self._summary()[0], regression_parts(forest, X, return_std), self._weight()
 
     def _in_frame(self, frame):
         """The sub-forest expressed in ``frame`` (cached until it learns again)."""
@@ -621,24 +620,16 @@ class DaskShardedForest:
             if return_std:
                 raise ValueError("return_std is only available for regressors.")
             return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
-        shards = self._prediction_shards()
-        if _is_amf_regressor(self.estimator):
-            from .amf._merge import combine_regression_parts, common_frame
+        from .amf._merge import combine_regression_parts, common_frame
 
+        shards = self._prediction_shards()
+        frame = None
+        if _is_amf_regressor(self.estimator):
             frame = common_frame([self._summaries[i][2] for i in shards],
                                  same_stream=self.mode == "trees")
-            results = self._call("predict_regression",
-                                 {i: (X, return_std, frame) for i in shards})
-            parts = [results[i] for i in shards]
-            return combine_regression_parts([p for _, p, _ in parts], [n for _, _, n in parts])
-        results = self._call("predict_regression", {i: (X, True, None) for i in shards})
+        results = self._call("predict_regression", {i: (X, return_std, frame) for i in shards})
         parts = [results[i] for i in shards]
-        weights = _tree_weights([n for _, _, n in parts])
-        mean = sum(w * m for w, (_, (m, _), _) in zip(weights, parts))
-        if not return_std:
-            return mean
-        second = sum(w * (s * s + m * m) for w, (_, (m, s), _) in zip(weights, parts))
-        return mean, np.sqrt(np.maximum(second - mean * mean, 0.0))
+        return combine_regression_parts([p for _, p, _ in parts], [n for _, _, n in parts])
 
     # ------------------------------------------------------------------ result
     def gather(self, skip_lost=False):

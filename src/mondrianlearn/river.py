@@ -535,7 +535,7 @@ class MondrianForestClassifier(_BackedClassifier):
     >>> from mondrianlearn.river import MondrianForestClassifier
     >>> model = MondrianForestClassifier(n_estimators=10, seed=42)
     >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
-    Accuracy: 89.59%
+    Accuracy: 89.75%
     """
 
     _backing = "mondrianlearn.forest:MondrianForestClassifier"

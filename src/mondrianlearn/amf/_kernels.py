@@ -24,9 +24,9 @@ import numpy as np
 from ..engine._jit import borrowed, inline_kernel, kernel
 from ..engine.extension import absorb_to_leaf, extend_to_leaf
 from ..engine.growth import new_node, sample_blocks
-from ..engine.layout import depth_first_order
 from ..engine.random import poisson
 from ..engine.tree import LEAF, META_N_NODES, META_ROOT, borrowed_tree
+from ..engine.variances import shrunk_variances, variance_decay
 
 _LOG_2 = np.log(2.0)
 
@@ -306,23 +306,18 @@ def _learn_regressor_rows(tree, X, keys, y, weights, prior, spread, start, total
 
 @kernel
 def node_variances(tree, total, sq_dev, prior_variance, prior_weight):
-    """Variance of each node's forecaster: its targets' variance, shrunk towards its
-    parent's (the root's towards ``prior_variance``) with the weight of
-    ``prior_weight`` points.
+    """Variance of each node's forecaster: the posterior mean of its targets'
+    variance under a conjugate prior centred on its parent's variance times the
+    tree's decay, worth ``prior_weight`` points (the root's prior:
+    ``prior_variance``); see ``engine.variances``.
 
-    ``variance[v] = (sq_dev[v] + prior_weight * variance[parent]) / (total[v] +
-    prior_weight)``: the scale of a conjugate normal model of the node's targets
-    whose prior is its parent's variance. A node with few points (a leaf of one
-    point has no spread of its own) borrows the spread of the cells around it,
-    and never has variance 0 unless its ancestors' targets are all equal. Computed
-    top-down in depth-first order.
+    ``variance[v] = (sq_dev[v] + prior_weight * decay * variance[parent]) /
+    (total[v] + prior_weight)``. A node with few points (a leaf of one point has no
+    spread of its own) borrows the spread of the cells around it, and never has
+    variance 0 unless the targets are all equal. Computed top-down in depth-first
+    order.
     """
-    n_nodes = tree.meta[META_N_NODES]
     variance = np.zeros(tree.parent.shape[0])
-    if n_nodes == 0:
-        return variance
-    for node in depth_first_order(tree.left, tree.right, tree.meta[META_ROOT], n_nodes):
-        parent = tree.parent[node]
-        above = variance[parent] if parent >= 0 else prior_variance
-        variance[node] = (sq_dev[node] + prior_weight * above) / (total[node] + prior_weight)
+    shrunk_variances(tree, total, sq_dev, prior_variance, prior_weight,
+                     variance_decay(tree, total, sq_dev), variance)
     return variance

@@ -11,9 +11,9 @@ STEP = 64.0
 """Default learning rate of the exponential weights, for losses in units of the
 target's running variance (see ``AMFRegressor``)."""
 
-PRIOR_WEIGHT = 1.0
-"""Weight, as a number of points, of a node's parent's variance in its own
-(``_kernels.node_variances``; see ``AMFRegressor.predict``)."""
+PRIOR_WEIGHT = 4.0
+"""Weight, as a number of points, of the prior of a node's variance (its parent's
+times the tree's decay: ``_kernels.node_variances``; see ``AMFRegressor``'s Notes)."""
 
 
 class AMFRegressor(RegressorMixin, BaseAMF):
@@ -124,19 +124,29 @@ class AMFRegressor(RegressorMixin, BaseAMF):
     accurate units of their time, weigh little beside the rest.
 
     *Predictive distribution* (``predict(X, return_std=True)``). Each node forecasts
-    a distribution with its mean and a variance: the variance of its targets shrunk
-    towards its parent's, ``(sq_dev + v_parent) / (total + 1)`` (the root towards the
-    running variance of the targets, an empty leaf that variance itself), so that a
-    leaf holding one point borrows the spread of the cells around it. A tree's
-    predictive distribution is the mixture, with the aggregation weights, of the
-    forecasters of the nodes on the row's path: the distribution whose mean the tree
-    predicts. The forest predicts the mean of the trees' means; its variance is the
-    mean of the trees' variances plus the variance of that mean over the draw of the
-    trees (the variance of the trees' means divided by the number of trees). The
-    full mixture over trees would add the whole spread of the trees' means, most of
-    which the average over trees cancels: it measured too wide (99.5% of the test
-    targets within two standard deviations on kin40k, 100% on energy, against 93% and
-    99% with this one). Computing it visits every node of every tree once per call.
+    a distribution with its mean and a variance: the posterior mean of its targets'
+    variance under a conjugate prior centred on its parent's variance times a
+    decay, worth 4 points, ``(sq_dev + 4 decay v_parent) / (total + 4)`` (the root's
+    prior: the running variance of the targets; an empty leaf forecasts that
+    variance itself). The decay is how much smaller a cell's variance is than its
+    parent's, measured on each tree's splits of cells holding at least 4 points per
+    child (``engine.variances``): about 0.38 on the UCI set energy, whose targets
+    the features determine almost exactly, 0.85 on california_housing, where much
+    of the spread is noise. A leaf holding one point borrows the spread of the cells
+    around it, less where splitting explains the targets. A tree's predictive
+    distribution is the mixture, with the aggregation weights, of the forecasters
+    of the nodes on the row's path: the distribution whose mean the tree predicts.
+    The forest predicts the mean of the trees' means; its variance is the mean of
+    the trees' variances plus the variance of that mean over the draw of the trees
+    (the variance of the trees' means divided by the number of trees). The full
+    mixture over trees would add the whole spread of the trees' means, most of which
+    the average over trees cancels: it measured too wide (99.5% of the test targets
+    within two standard deviations on kin40k, 100% on energy). With the parent's
+    variance undecayed and worth 1 point, 0.99 of energy's test targets fell within
+    two standard deviations and 0.895 of california_housing's; with the decay and 4
+    points, every shared regression set is within 0.92-0.97
+    (``benchmarks/results/bench_calibration.md``). Computing it visits every node
+    of every tree once per call.
 
     Examples
     --------

@@ -19,6 +19,9 @@ from ..engine.tree_table import (COLUMN_SAMPLE_MULT, COLUMN_SAMPLE_NEXT, COLUMN_
 from ._additive import _extend_points
 from ._smoothing import _moments_rows, _proba_rows
 
+_NO_VARIANCES = np.empty(0)
+"""``variances`` of ``_moments_rows`` when only the means are wanted."""
+
 
 @kernel
 def store_rows(X, keys, weights, targets, store_X, store_keys, store_stats, n_stored,
@@ -148,11 +151,11 @@ def predict_proba_forest(addresses, sizes, X, n_classes, gamma, max_depth, out, 
 
 
 @kernel
-def predict_moments_forest(addresses, sizes, X, max_depth, mean, second, nodes, reals,
-                           excess):
-    """Sum over the trees that have seen a point of their predictive mean and second
-    moment (``predict_moments_tree`` per tree); returns the number of such trees, or
-    -1 if ``X`` is not finite, or -2 if a tree does not fit the work arrays."""
+def predict_mean_forest(addresses, sizes, X, max_depth, mean, nodes, reals, excess):
+    """Sum over the trees that have seen a point of their predictive means
+    (``predict_moments_tree`` per tree, without the second moment); returns the
+    number of such trees, or -1 if ``X`` is not finite, or -2 if a tree does not fit
+    the work arrays. (``predict(return_std=True)`` takes the full path.)"""
     if not finite_rows(X):
         return -1
     if _largest_tree(sizes) + 1 > nodes.shape[0]:
@@ -160,14 +163,13 @@ def predict_moments_forest(addresses, sizes, X, max_depth, mean, second, nodes, 
     n_features = X.shape[1]
     trained = 0
     m = np.empty(X.shape[0])
-    s = np.empty(X.shape[0])
     for t in range(addresses.shape[0]):
         tree = tree_at(addresses, sizes, t, n_features)
         if tree.meta[META_N_NODES] == 0:
             continue
         trained += 1
         _moments_rows(tree, float_matrix_at(addresses, t, COLUMN_STATS, sizes[t, SIZE_NODES], 3),
-                      X, max_depth, m, s, (nodes, reals[0], reals[1], reals[2], excess))
+                      _NO_VARIANCES, X, max_depth, m, m,
+                      (nodes, reals[0], reals[1], reals[2], excess))
         mean += m
-        second += s
     return trained

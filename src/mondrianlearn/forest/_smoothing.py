@@ -4,8 +4,12 @@ Classification (MF paper, section 4 and appendix B): a hierarchy of normalized
 stable processes with discount ``d_j = exp(-gamma * Delta_j)``, approximated by
 interpolated Kneser-Ney; a test point outside the training boxes branches off above
 some node of its path, and the prediction integrates over where (expected discount
-of the new node). Regression (scikit-garden): the same branch-off weights mix the
-means and variances of the nodes on the path.
+of the new node). A leaf that is never cut (infinite lifetime: a paused leaf of one
+label, identical points, a single point) has an infinite ``Delta``, where the
+paper's discount is 0; it gets ``NEVER_CUT_DISCOUNT`` instead (see
+``node_discount``). Regression (scikit-garden): the same branch-off weights mix the
+means and variances of the nodes on the path, the variances shrunk towards the
+parent's (``engine.variances``).
 """
 
 import numpy as np
@@ -13,6 +17,35 @@ import numpy as np
 from ..engine._jit import borrowed, inline_kernel, kernel
 from ..engine.paths import branch_off_path
 from ..engine.tree import LEAF, META_N_NODES, META_ROOT, borrowed_tree
+from ..engine.variances import shrunk_variances, variance_decay
+
+NEVER_CUT_DISCOUNT = 0.5
+"""Discount of a node whose lifetime ``Delta`` is infinite (see ``node_discount``)."""
+
+VARIANCE_PRIOR_WEIGHT = 1.25
+"""Weight, in points, of the prior of a node's variance (``engine.variances``) in
+``MondrianForestRegressor``."""
+
+
+@kernel
+def node_discount(delta, gamma):
+    """Discount ``d = exp(-gamma * Delta)`` of a node in the smoothing hierarchy.
+
+    With an infinite ``Delta`` (a leaf never cut: infinite lifetime) the paper's
+    discount is 0, under which a normalized stable process is a single atom: the
+    leaf would give its own labels probability 1 (any class it has not seen,
+    probability 0) from a single point. The paper leaves this case open (the
+    lifetime is infinite because nothing is left to cut, not because the leaf's
+    distribution is known), so such a leaf's discount gets a uniform prior on
+    ``[0, 1]``; the smoothed prediction is linear in the discount, so the
+    prediction averaged over that prior is the one with its mean,
+    ``NEVER_CUT_DISCOUNT``. A leaf of one point then predicts
+    ``(1 + G_parent(k)) / 2`` for its label ``k``. With ``gamma = 0`` every
+    discount is 1.
+    """
+    if np.isinf(delta):
+        return NEVER_CUT_DISCOUNT if gamma > 0.0 else 1.0
+    return np.exp(-gamma * delta)
 
 
 @kernel
@@ -83,8 +116,8 @@ def ikn_posterior(tree, counts, gamma, posterior):
     """Posterior mean ``G_j`` of every node (used to inspect a tree).
 
     ``G_j(k) = (c_jk - d_j t_jk + d_j t_j G_parent(j)(k)) / c_j`` from the root
-    down, with discount ``d_j = exp(-gamma * Delta_j)`` and ``G_parent(root)``
-    uniform.
+    down, with discount ``d_j = exp(-gamma * Delta_j)`` (``node_discount``) and
+    ``G_parent(root)`` uniform.
     """
     order = preorder(tree)
     n_classes = counts.shape[1]
@@ -94,7 +127,7 @@ def ikn_posterior(tree, counts, gamma, posterior):
         node = order[i]
         parent = tree.parent[node]
         t_parent = 0.0 if parent < 0 else tree.time[parent]
-        discount = np.exp(-gamma * (tree.time[node] - t_parent))
+        discount = node_discount(tree.time[node] - t_parent, gamma)
         ikn_counts_row(tree, counts, node, ikn)
         base = uniform if parent < 0 else posterior[parent]
         smooth_counts(ikn, discount, base, posterior[node])
@@ -157,7 +190,7 @@ def predict_proba_point(tree, counts, x, gamma, max_depth, scale, out, nodes, re
             for k in range(n_classes):
                 out[k] += stay * p * branch[k]
             stay *= 1.0 - p
-        smooth_counts(ikn, np.exp(-gamma * deltas[m]), posterior, posterior)
+        smooth_counts(ikn, node_discount(deltas[m], gamma), posterior, posterior)
     for k in range(n_classes):
         out[k] += stay * posterior[k]
 
@@ -185,13 +218,18 @@ def _proba_rows(tree, counts, X, gamma, max_depth, scale, out, nodes, reals, cla
 
 
 @kernel
-def predict_moments_tree(tree, stats, X, max_depth, out_mean, out_second):
-    """Predictive mean and second moment of one tree (scikit-garden's weights).
+def predict_moments_tree(tree, stats, variances, X, max_depth, out_mean, out_variance):
+    """Predictive mean and variance of one tree (scikit-garden's weights).
 
     ``stats`` holds ``(sum w, sum w y, sum w y^2)`` per node. Node ``j`` of the path
     gets weight ``p_j * prod_{i above j} (1 - p_i)``; the last node takes the rest.
+    The tree's predictive distribution is the mixture, with these weights, of the
+    nodes' distributions (mean of the node's targets, variance ``variances[j]``,
+    see ``node_variances``): its variance is ``sum_j w_j (variances[j] + (mean_j -
+    mean)^2)``. With ``variances`` empty only the mean is computed (``out_variance``
+    is left as is).
     """
-    _moments_rows(tree, stats, X, max_depth, out_mean, out_second,
+    _moments_rows(tree, stats, variances, X, max_depth, out_mean, out_variance,
                   _path_work_space(tree, X))
 
 
@@ -213,28 +251,70 @@ def _borrowed_path_work(work):
 
 
 @kernel
-def _moments_rows(tree, stats, X, max_depth, out_mean, out_second, work):
+def _moments_rows(tree, stats, variances, X, max_depth, out_mean, out_variance, work):
     """The loop of ``predict_moments_tree`` over borrowed arrays."""
     tree = borrowed_tree(tree)
-    stats, X = borrowed(stats), borrowed(X)
-    out_mean, out_second = borrowed(out_mean), borrowed(out_second)
+    stats, variances, X = borrowed(stats), borrowed(variances), borrowed(X)
+    out_mean, out_variance = borrowed(out_mean), borrowed(out_variance)
     nodes, etas, deltas, probs, excess = _borrowed_path_work(work)
+    with_variance = variances.shape[0] > 0
     for i in range(X.shape[0]):
         length = branch_off_path(tree, X[i], max_depth, nodes, etas, deltas, probs,
                                  excess)
         stay = 1.0
         mean = 0.0
-        second = 0.0
         for m in range(length):
-            node = nodes[m]
             w = stay if m == length - 1 else stay * probs[m]
             if w > 0.0:
-                mu, var = node_moments(stats, node)
-                mean += w * mu
-                second += w * (mu * mu + var)
+                mean += w * node_mean(stats, nodes[m])
             stay -= w
         out_mean[i] = mean
-        out_second[i] = second
+        if not with_variance:
+            continue
+        # A second pass about the mean: no cancellation when the spread is small.
+        stay = 1.0
+        variance = 0.0
+        for m in range(length):
+            w = stay if m == length - 1 else stay * probs[m]
+            if w > 0.0:
+                gap = node_mean(stats, nodes[m]) - mean
+                variance += w * (variances[nodes[m]] + gap * gap)
+            stay -= w
+        out_variance[i] = variance
+
+
+@kernel
+def node_mean(stats, node):
+    """Mean of the targets in ``node`` (0 if it has none)."""
+    w = stats[node, 0]
+    return stats[node, 1] / w if w > 0.0 else 0.0
+
+
+@kernel
+def node_variances(tree, stats, out):
+    """Predictive variance of every node into ``out`` (``MondrianForestRegressor``).
+
+    The posterior mean of the node's variance (``engine.variances``): its targets'
+    sum of squares shrunk towards its parent's variance times the tree's
+    ``variance_decay``, with the weight of ``VARIANCE_PRIOR_WEIGHT`` points; the
+    root's prior is its own variance (the variance of the tree's targets). A leaf of
+    one point, or of identical targets, thus has a positive variance unless every
+    target of the tree is the same.
+    """
+    n_nodes = tree.meta[META_N_NODES]
+    if n_nodes == 0:
+        return
+    total = np.empty(n_nodes)
+    sq_dev = np.empty(n_nodes)
+    for node in range(n_nodes):
+        w = stats[node, 0]
+        total[node] = w
+        sq_dev[node] = max(stats[node, 2] - stats[node, 1] * stats[node, 1] / w, 0.0) \
+            if w > 0.0 else 0.0
+    root = tree.meta[META_ROOT]
+    root_variance = sq_dev[root] / total[root] if total[root] > 0.0 else 0.0
+    shrunk_variances(tree, total, sq_dev, root_variance, VARIANCE_PRIOR_WEIGHT,
+                     variance_decay(tree, total, sq_dev), out)
 
 
 @kernel
