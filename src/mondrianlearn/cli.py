@@ -7,10 +7,10 @@
   against baselines, with a progress bar, a table and a plot. It says what it read
   (rows, columns, whether a header row was detected, the target, the task), warns
   when the target is sorted (``--shuffle SEED``), and scales the features online.
+- ``mondrian bench NAME``: rerun one of the papers' experiments from ``benchmarks/``.
 
 User errors (a missing or unreadable file, a bad option or parameter) are reported
 in one line on stderr with exit code 2, as argparse does for its own.
-- ``mondrian bench NAME``: rerun one of the papers' experiments from ``benchmarks/``.
 """
 
 import argparse
@@ -49,7 +49,7 @@ BENCHMARKS = {
     "mf-regression-paths": (None, "scikit-garden tutorial: path weights and uncertainty band"),
     "mondrian-painting": (None, "a 2-D Mondrian tree drawn as a Mondrian painting"),
     "kernel": ("bench_kernel.py", "Mondrian kernel paper figures"),
-    "ensembles": ("bench_ensembles.py", "seed 002 tables: bagging, boosting, plain forest"),
+    "ensembles": ("bench_ensembles.py", "online bagging and boosting against a plain Mondrian forest"),
 }
 
 
@@ -87,7 +87,18 @@ _COLUMNS_SHOWN = 8
 
 @dataclass
 class StreamInfo:
-    """What was read, for the summary printed before the evaluation."""
+    """What was read, for the summary printed before the evaluation.
+
+    Attributes
+    ----------
+    label : str
+        Name of the data in the results (file name or dataset name).
+    description : str
+        What was read (rows, features, how the header and the format were decided),
+        as printed.
+    target : str
+        The line about the target, as printed.
+    """
 
     label: str
     description: str
@@ -602,6 +613,14 @@ def _n_jobs(text):
 
 
 def build_parser():
+    """The argument parser of the ``mondrian`` command (demo, evaluate, bench).
+
+    Returns
+    -------
+    parser : argparse.ArgumentParser
+        Each subcommand sets ``func``, the function that runs it on the parsed
+        arguments.
+    """
     parser = argparse.ArgumentParser(prog="mondrian",
                                      description="Learning with the Mondrian process.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -672,7 +691,19 @@ def build_parser():
 
 
 def main(argv=None):
-    """Entry point of the ``mondrian`` console script."""
+    """Entry point of the ``mondrian`` console script.
+
+    Parameters
+    ----------
+    argv : list of str, default=None
+        The arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    code : int
+        Exit code: 0 on success, 2 for a user error (reported in one line on
+        stderr), 130 when interrupted, or the exit code of a benchmark script.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

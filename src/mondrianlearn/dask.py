@@ -56,8 +56,16 @@ _POLL_SECONDS = 1.0
 class ShardLostError(RuntimeError):
     """A shard of a :class:`DaskShardedForest` is gone (its worker died or left).
 
-    The trees of the shard and what they learned are lost. Attributes ``shard``
-    (index) and ``worker`` (address) say which.
+    The trees of the shard and what they learned are lost.
+
+    Parameters
+    ----------
+    shard : int
+        Index of the lost shard (kept as the attribute ``shard``).
+    worker : str
+        Address of the worker that held it (kept as the attribute ``worker``).
+    detail : str
+        What happened, for the message.
     """
 
     def __init__(self, shard, worker, detail):
@@ -100,6 +108,7 @@ def shard_estimators(estimator, n_shards):
     Returns
     -------
     shards : list of estimators
+        ``n_shards`` unfitted clones of ``estimator``, in shard order.
     """
     n_trees = int(estimator.n_estimators)
     if not (isinstance(n_shards, (int, np.integer)) and 1 <= n_shards <= n_trees):
@@ -120,7 +129,9 @@ def split_rows(n_rows, n_shards):
     Parameters
     ----------
     n_rows : int
+        Number of rows to split.
     n_shards : int
+        Number of slices.
 
     Returns
     -------
@@ -422,7 +433,10 @@ class DaskShardedForest:
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features), dask DataFrame or dask Array
+            Training rows: in memory, or a Dask collection read partition by partition.
         y : array-like of shape (n_samples,), default=None
+            Targets of the rows; for a dask DataFrame, ``None`` takes them from its
+            target column (see :meth:`partial_fit`).
         **fit_params : dict
             ``sample_weight``, and the options of :meth:`partial_fit`.
 
@@ -587,10 +601,12 @@ class DaskShardedForest:
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``; rows sum to one.
         """
         if not is_classifier(self.estimator):
             raise AttributeError("predict_proba is only available for classifiers.")
@@ -606,6 +622,7 @@ class DaskShardedForest:
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict.
         return_std : bool, default=False
             Regressors only: also return the standard deviation of the merged
             forest's predictive distribution.
@@ -613,6 +630,7 @@ class DaskShardedForest:
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            Predicted class or predictive mean of each row.
         std : ndarray of shape (n_samples,)
             Only when ``return_std`` is true.
         """
@@ -919,6 +937,7 @@ def evaluate_parquet(path, learners, *, target=None, features=None, task=None, b
         Inferred when ``None``: regression for a floating-point target with a
         non-integer value, classification otherwise.
     batch_size : int, default=100
+        Size of the mini-batches (a batch is predicted, then learned).
     scaler : transformer with ``partial_fit`` and ``transform``, default=None
         Online feature scaling, as in ``progressive_evaluation`` (a clone is used).
     n_rows : int, default=None

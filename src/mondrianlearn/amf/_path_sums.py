@@ -41,8 +41,8 @@ holds it:
   at least 1/2 (``share_above[j]`` plus the mass of the prunings that reach ``j``,
   of which ``split[j]`` is half), so nothing underflows.
 
-The result is the same expectation as ``path_coefficients``, summed in another
-order (agreement to rounding is tested)."""
+The result is the exact expectation over the extensions (``tests/test_amf_exactness.py``
+checks it against a brute-force average over every pruning of small trees)."""
 
 import numpy as np
 

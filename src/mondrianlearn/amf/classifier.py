@@ -83,11 +83,13 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         depends on how each feature is measured. ``"range"``: each feature is
         divided by its unit, the smallest power of two at least its range over the
         rows learned so far (1 while it is constant). When a row widens a range
-        past its unit, the unit doubles before the row is learned and the trees are
-        rescaled exactly (boxes and thresholds divided by a power of two): the
+        past its unit, the unit doubles before the row is learned. While the model
+        holds fewer than 256 rows it keeps them, and new units restart its trees and
+        learn these rows again in the new units; afterwards the trees are rescaled
+        in place, exactly (boxes and thresholds divided by a power of two): the
         partition and the aggregation weights stay, later cuts follow the new
-        units. A row is always learned in the units of the rows up to it, so
-        ``fit`` equals ``partial_fit`` over any mini-batches. ``None``: features as
+        units. Where units change depends on the rows only, so ``fit`` equals
+        ``partial_fit`` over any mini-batches. ``None``: features as
         they are. An array: fixed scales (each feature divided by its own). See
         :mod:`mondrianlearn.utils.feature_scale`.
 
@@ -96,6 +98,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
     classes_ : ndarray of shape (n_classes,)
         Sorted class labels; ``partial_fit`` adds labels as they appear.
     n_features_in_ : int
+        Number of features seen during ``fit``.
     feature_scale_ : ndarray of shape (n_features,)
         Scale of each feature: the trees hold ``X / feature_scale_``.
     feature_names_in_ : ndarray of str
@@ -104,6 +107,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         The trees; ``node_stats`` holds ``counts``, ``total``, ``log_weight`` and
         ``log_weight_tree`` per node.
     n_samples_seen_ : int
+        Number of rows learned so far (rows of weight zero not counted).
 
     Notes
     -----
@@ -173,7 +177,9 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training rows.
         y : array-like of shape (n_samples,)
+            Class labels of the rows.
         sample_weight : array-like of shape (n_samples,), default=None
             A row of weight ``w`` counts ``w`` times in the class counts and in the
             losses; rows of weight zero are not learned, but their labels are
@@ -197,12 +203,15 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows of the mini-batch.
         y : array-like of shape (n_samples,)
+            Class labels of the rows.
         classes : array-like, default=None
             All labels the stream will contain (first call only). Optional: without
             it, labels join the model as they appear; with it, any other label is an
             error.
         sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each row, as in ``fit`` (``None``: all 1).
 
         Returns
         -------
@@ -320,6 +329,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict.
 
         Returns
         -------
@@ -366,10 +376,12 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict.
 
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            The most probable class of each row.
         """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]

@@ -84,12 +84,15 @@ class AMFRegressor(RegressorMixin, BaseAMF):
     feature_scale : "range", None or array-like of shape (n_features,), default="range"
         Units of the features, as in :class:`AMFClassifier`: ``"range"`` divides each
         feature by the smallest power of two at least its range over the rows
-        learned so far, and rescales the trees exactly when a unit doubles;
-        ``None`` uses the features as they are; an array gives fixed scales.
+        learned so far; when a unit doubles, the model learns its rows again in the
+        new units while it holds fewer than 256, and rescales its trees exactly in
+        place afterwards; ``None`` uses the features as they are; an array gives
+        fixed scales.
 
     Attributes
     ----------
     n_features_in_ : int
+        Number of features seen during ``fit``.
     feature_scale_ : ndarray of shape (n_features,)
         Scale of each feature: the trees hold ``X / feature_scale_``.
     feature_names_in_ : ndarray of str
@@ -100,6 +103,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         its targets relative to the offset (the stream's first target), and
         ``log_weight`` and ``log_weight_tree``.
     n_samples_seen_ : int
+        Number of rows learned so far (rows of weight zero not counted).
 
     Notes
     -----
@@ -189,7 +193,9 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training rows.
         y : array-like of shape (n_samples,)
+            Targets of the rows.
         sample_weight : array-like of shape (n_samples,), default=None
             A row of weight ``w`` counts ``w`` times in the means, the target's running
             moments and the losses; rows of weight zero are ignored.
@@ -213,8 +219,11 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows of the mini-batch.
         y : array-like of shape (n_samples,)
+            Targets of the rows.
         sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each row, as in ``fit`` (``None``: all 1).
 
         Returns
         -------
@@ -347,6 +356,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict.
         return_std : bool, default=False
             Also return the standard deviation of the predictive distribution: the
             equal mixture over the trees of each tree's mixture, with the
@@ -356,6 +366,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            Aggregated prediction of each row, averaged over the trees.
         std : ndarray of shape (n_samples,)
             Only when ``return_std`` is true.
         """

@@ -22,6 +22,11 @@ BENCHMARK_DATASETS = {
     "kin40k": ("regression", "kin40k, 40000 rows, 8 features (split 0 of test_mask)"),
     "cpu": ("regression", "CPU of Rahimi and Recht, 6554/819, 21 features"),
 }
+"""The datasets :func:`load_benchmark` reads: name -> (task, description).
+
+The task is ``"classification"`` or ``"regression"``; the description gives the
+source, the train/test split (or the number of rows) and the features.
+"""
 
 
 class DatasetNotFoundError(FileNotFoundError):
@@ -33,6 +38,16 @@ def benchmark_data_home(data_home=None):
 
     Looks at ``data_home``, then ``$MONDRIANLEARN_DATA``, then ``../shared/datasets``
     relative to the working directory and to this source tree.
+
+    Parameters
+    ----------
+    data_home : str or Path, default=None
+        Folder to try first.
+
+    Returns
+    -------
+    path : Path or None
+        The first of these folders that exists, or ``None``.
     """
     candidates = []
     if data_home is not None:

@@ -26,7 +26,10 @@ def load_electricity(n_samples=None, *, as_frame=False):
     Returns
     -------
     X : ndarray of shape (n_samples, 8) or DataFrame
+        The features, in the order of the stream (columns ``date``, ``day``, ``period``,
+        ``nswprice``, ``nswdemand``, ``vicprice``, ``vicdemand``, ``transfer``).
     y : ndarray of shape (n_samples,) of str or Series
+        The labels, ``"UP"`` or ``"DOWN"``.
     """
     path = resources.files(__package__).joinpath("data", "electricity.csv.gz")
     with path.open("rb") as raw, gzip.open(raw, "rt") as f:

@@ -247,7 +247,9 @@ def load_file(path, target=None, header=None, *, return_info=False):
     Returns
     -------
     X : ndarray of shape (n_samples, n_features) of float64
+        The features (categorical columns one-hot encoded).
     y : ndarray of shape (n_samples,)
+        The target column.
     feature_names : list of str
         One per column of ``X``; a one-hot encoded column ``c`` gives
         ``"c=<value>"`` for each of its values, in sorted order. LIBSVM features are

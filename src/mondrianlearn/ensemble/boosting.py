@@ -37,10 +37,13 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
     Parameters
     ----------
     n_estimators : int, default=10
+        Number of trees, boosted in order.
     lifetime : float, default=inf
+        Lifetime (budget) ``lambda`` of the Mondrian process of each tree.
     discount : float, default=None
         Discount ``gamma`` of each tree's smoothing; ``None`` means ``10 * n_features``.
     min_samples_split : int, default=2
+        Blocks with fewer points are paused (not cut) until more arrive.
     voting : {"hard", "soft"}, default="hard"
         ``"hard"``: ``predict_proba`` is the normalised weighted vote of the trees'
         predicted classes. ``"soft"``: the weighted average of the trees' class
@@ -48,10 +51,12 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
     n_jobs : int, default=None
         Threads used for prediction (training is sequential over trees).
     random_state : int, RandomState instance or None, default=None
+        Seeds the trees' random streams (their cuts and their Poisson draws).
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        Sorted class labels; ``partial_fit`` adds labels as they appear.
     estimator_errors_ : ndarray of shape (n_estimators,)
         Weighted error ``e_t`` of each tree.
     estimator_weights_ : ndarray of shape (n_estimators,)
@@ -193,12 +198,14 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
 
     @property
     def estimator_errors_(self):
+        """Weighted error ``e_t`` of each tree (1/2 for a tree that saw nothing)."""
         sc, sw = self._boost_errors[:, 0], self._boost_errors[:, 1]
         total = sc + sw
         return np.divide(sw, total, out=np.full_like(total, 0.5), where=total > 0)
 
     @property
     def estimator_weights_(self):
+        """Voting weight ``log((1 - e_t) / e_t)`` of each tree (0 if ``e_t >= 1/2``)."""
         e = np.clip(self.estimator_errors_, 1e-10, 1 - 1e-10)
         return np.where(e < 0.5, np.log((1 - e) / e), 0.0)
 
@@ -208,10 +215,12 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict.
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``; rows sum to one.
         """
         fast = self._fast_X(X)
         if fast is not None:

@@ -221,6 +221,7 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to drop down the trees.
 
         Returns
         -------

@@ -80,6 +80,7 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
     classes_ : ndarray of shape (n_classes,)
         Sorted class labels; ``partial_fit`` adds labels as they appear.
     n_features_in_ : int
+        Number of features seen during ``fit``.
     feature_scale_ : ndarray of shape (n_features,)
         Scale of each feature: the trees hold ``X / feature_scale_`` (boxes and
         thresholds shown by ``tree_`` and the plots are in the units of ``X``).
@@ -88,6 +89,7 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
     trees_ : list of TreeState
         The fitted trees (node arrays and class counts).
     n_samples_seen_ : int
+        Number of rows learned so far (rows of weight zero not counted).
 
     Notes
     -----
@@ -151,7 +153,9 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training rows.
         y : array-like of shape (n_samples,)
+            Class labels of the rows.
         sample_weight : array-like of shape (n_samples,), default=None
             A weight ``w`` counts as ``w`` copies of the row in the class counts;
             rows of weight zero are not learned, but their labels are classes
@@ -175,11 +179,14 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows of the mini-batch.
         y : array-like of shape (n_samples,)
+            Class labels of the rows.
         classes : array-like, default=None
             All labels the stream will contain. Optional: without it, labels are
             added as they appear; with it, any other label is an error.
         sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each row, as in ``fit`` (``None``: all 1).
 
         Returns
         -------
@@ -252,10 +259,13 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         Parameters
         ----------
         tree_index : int, default=0
+            Index of the tree in ``trees_``.
 
         Returns
         -------
         posterior : ndarray of shape (n_nodes, n_classes)
+            Row ``j``: smoothed class probabilities of node ``j`` (columns follow
+            ``classes_``).
         """
         from sklearn.utils.validation import check_is_fitted
 
@@ -272,6 +282,7 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict.
 
         Returns
         -------
@@ -335,10 +346,12 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict.
 
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            The most probable class of each row.
         """
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
@@ -358,11 +371,20 @@ class MondrianTreeClassifier(MondrianForestClassifier):
     Parameters
     ----------
     lifetime : float, default=inf
+        Lifetime (budget) ``lambda`` of the Mondrian process.
     discount : float, default=None
+        Discount parameter ``gamma`` of the hierarchical smoothing; ``None`` means
+        ``10 * n_features`` (see :class:`MondrianForestClassifier`).
     min_samples_split : int, default=2
+        Blocks with fewer points are paused (not cut) until more arrive.
     max_depth : int, default=None
         Depth at which prediction paths stop.
+    max_nodes : int, default=None
+        Node budget of the tree (see :class:`MondrianForestClassifier`): a full tree
+        stops creating nodes and keeps updating the existing ones. ``None``: no
+        limit.
     random_state : int, RandomState instance or None, default=None
+        Seeds the tree's random stream.
     feature_scale : "range", None or array-like, default="range"
         Units of the features (see :class:`MondrianForestClassifier`).
     """

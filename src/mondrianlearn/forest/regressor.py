@@ -28,6 +28,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     Parameters
     ----------
     n_estimators : int, default=10
+        Number of trees.
     lifetime : float, default=inf
         Lifetime (budget) ``lambda`` of the Mondrian process.
     min_samples_split : int, default=2
@@ -45,7 +46,9 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         Online bagging: each tree counts each point a Poisson(1) number of times
         (drawn in the compiled loop; zero means the tree does not see the point).
     n_jobs : int, default=None
+        Threads used to train and query the trees (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
+        Seeds the trees' random streams.
     feature_scale : "range", None or array-like of shape (n_features,), default="range"
         Units of the features, as in :class:`MondrianForestClassifier`: ``"range"``
         divides each feature by the smallest power of two at least its range over
@@ -56,10 +59,13 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     Attributes
     ----------
     n_features_in_ : int
+        Number of features seen during ``fit``.
     feature_scale_ : ndarray of shape (n_features,)
         Scale of each feature: the trees hold ``X / feature_scale_``.
     trees_ : list of TreeState
+        The fitted trees (node arrays and target moments).
     n_samples_seen_ : int
+        Number of rows learned so far (rows of weight zero not counted).
 
     Notes
     -----
@@ -118,7 +124,9 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training rows.
         y : array-like of shape (n_samples,)
+            Targets of the rows.
         sample_weight : array-like of shape (n_samples,), default=None
             A weight ``w`` counts as ``w`` copies of the row in the node moments;
             rows of weight zero are ignored.
@@ -143,8 +151,11 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows of the mini-batch.
         y : array-like of shape (n_samples,)
+            Targets of the rows.
         sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each row, as in ``fit`` (``None``: all 1).
 
         Returns
         -------
@@ -221,6 +232,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict.
         return_std : bool, default=False
             Also return the standard deviation of the predictive distribution (see
             the class Notes).
@@ -228,6 +240,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         Returns
         -------
         mean : ndarray of shape (n_samples,)
+            Predictive mean of each row, averaged over the trees.
         std : ndarray of shape (n_samples,)
             Only when ``return_std`` is true.
         """
@@ -323,6 +336,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to follow down the trees.
 
         Returns
         -------
@@ -352,7 +366,19 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         return sp.hstack(blocks, format="csr"), n_nodes_ptr
 
     def node_means_and_variances(self, tree_index=0):
-        """Mean and variance of the training targets in every node of one tree."""
+        """Mean and variance of the training targets in every node of one tree.
+
+        Parameters
+        ----------
+        tree_index : int, default=0
+            Index of the tree in ``trees_``.
+
+        Returns
+        -------
+        moments : ndarray of shape (n_nodes, 2)
+            Row ``j``: mean and variance of the targets of node ``j`` (in the units
+            of ``y``).
+        """
         tree = self.trees_[tree_index]
         stats = tree.node_stats["stats"]
         n = tree.n_nodes
@@ -376,10 +402,17 @@ class MondrianTreeRegressor(MondrianForestRegressor):
     Parameters
     ----------
     lifetime : float, default=inf
+        Lifetime (budget) ``lambda`` of the Mondrian process.
     min_samples_split : int, default=2
+        Blocks with fewer points are paused (not cut) until more arrive.
     max_depth : int, default=None
         Depth at which prediction paths stop.
+    max_nodes : int, default=None
+        Node budget of the tree (see :class:`MondrianForestRegressor`): a full tree
+        stops creating nodes and keeps updating the existing ones. ``None``: no
+        limit.
     random_state : int, RandomState instance or None, default=None
+        Seeds the tree's random stream.
     feature_scale : "range", None or array-like, default="range"
         Units of the features (see :class:`MondrianForestClassifier`).
     """
@@ -401,7 +434,18 @@ class MondrianTreeRegressor(MondrianForestRegressor):
         self.feature_scale = feature_scale
 
     def weighted_decision_path(self, X):
-        """Weights of the nodes on each row's path (sparse, n_samples x node_count)."""
+        """Weights of the nodes on each row's path.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to follow down the tree.
+
+        Returns
+        -------
+        weights : scipy.sparse.csr_matrix of shape (n_samples, n_nodes)
+            Column ``j`` is node ``j`` of the tree; each row sums to one.
+        """
         return super().weighted_decision_path(X)[0]
 
     @property

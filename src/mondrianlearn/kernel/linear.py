@@ -197,6 +197,17 @@ class _BaseMondrianKernelModel(FastPartitionsMixin, TreeModelMixin, BaseEstimato
         """Sparse Mondrian features of the rows at the fitted lifetime (CSR).
 
         The model's prediction is ``feature_map(X) @ coef_`` (plus ``intercept_``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to map.
+
+        Returns
+        -------
+        Z : scipy.sparse.csr_matrix of shape (n_samples, n_kernel_features_)
+            One entry per tree and row, in the column of the row's cell, equal to
+            ``1/sqrt(n_trees)``.
         """
         fast = self._fast_X(X)
         if fast is not None:
@@ -277,7 +288,9 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         far (the validation error is then well past its minimum); ``False`` sweeps
         up to ``max_lifetime`` (or ``max_features``).
     n_jobs : int, default=None
+        Threads over the partitions (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
+        Seeds the partitions and the held-out rows.
 
     Attributes
     ----------
@@ -299,8 +312,12 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         cut times, from one feature per tree to every cell, as the later ones).
         ``None`` for a fixed lifetime.
     coef_ : ndarray of shape (n_kernel_features_,)
+        Ridge weights of the features.
     intercept_ : float
+        Weighted mean of the targets of the rows of ``fit`` (or of the first
+        ``partial_fit`` batch).
     n_kernel_features_ : int
+        Number of features (cells of the partitions at ``lifetime_``).
 
     Notes
     -----
@@ -364,7 +381,9 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training rows.
         y : array-like of shape (n_samples,)
+            Targets of the rows.
         sample_weight : array-like of shape (n_samples,), default=None
             Rows of weight zero are ignored (also by the partitions).
 
@@ -677,8 +696,11 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows of the mini-batch.
         y : array-like of shape (n_samples,)
+            Targets of the rows.
         sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each row, as in ``fit`` (``None``: all 1).
 
         Returns
         -------
@@ -801,10 +823,13 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to predict.
 
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            Ridge prediction on the Mondrian features:
+            ``feature_map(X) @ coef_ + intercept_``.
         """
         fast = self._fast_X(X)
         if fast is not None:
@@ -909,8 +934,15 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
     Parameters
     ----------
     n_trees : int, default=100
+        Number ``M`` of Mondrian partitions.
     lifetime : float or "auto", default="auto"
+        Lifetime (inverse kernel width); ``"auto"`` selects it by the sweep, on the
+        misclassification rate of held-out rows. A fixed lifetime is lowered
+        (``lifetime_``) when the partitions would otherwise have more than
+        ``max_features`` cells.
     loss : {"log_loss", "squared_hinge"}, default="log_loss"
+        ``"log_loss"``: logistic regression (with ``predict_proba``);
+        ``"squared_hinge"``: a linear SVM (no probabilities).
     alpha : float, default=1e-6
         L2 penalty, applied (sparsely) to the weights each row touches.
     eta0 : float, default=0.5
@@ -927,15 +959,22 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         are cut back to an earlier lifetime (``lifetime_``), keeping 90% of it, a
         merged cell taking the mean weight of its cells (weighted by their rows).
     validation_fraction : float, default=0.1
+        Share of the rows held out to score the lifetimes of the sweep
+        (``lifetime="auto"``).
     early_stopping : bool, default=True
         End the sweep once it has twice as many features as at the best lifetime.
     n_jobs : int, default=None
+        Threads over the partitions (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
+        Seeds the partitions, the held-out rows and the order of the SGD epochs.
 
     Attributes
     ----------
     classes_ : ndarray
+        Sorted class labels; ``partial_fit`` adds labels as they appear.
     coef_ : ndarray of shape (n_kernel_features_, n_outputs)
+        Weights of the features: one column for two classes (the score of
+        ``classes_[1]``), one per class otherwise.
     n_iter_ : int
         Epochs run on all rows after the lifetime was fixed (``max_iter``).
     lifetime_, max_lifetime_, lifetime_path_, trees_, n_kernel_features_
@@ -988,8 +1027,12 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Training rows.
         y : array-like of shape (n_samples,)
+            Class labels of the rows.
         sample_weight : array-like of shape (n_samples,), default=None
+            A row's weight multiplies the gradient of its loss in the SGD steps;
+            rows of weight zero are not learned.
 
         Returns
         -------
@@ -1072,12 +1115,15 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows of the mini-batch.
         y : array-like of shape (n_samples,)
+            Class labels of the rows.
         classes : array-like, default=None
             All labels the stream will contain (first call). Optional: without it,
             labels join the model as they appear (a new class starts with zero
             weights); with it, any other label is an error.
         sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each row, as in ``fit`` (``None``: all 1).
 
         Returns
         -------
@@ -1259,7 +1305,19 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         self.classes_ = merged
 
     def decision_function(self, X):
-        """Scores: shape (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
+        """Scores of the linear model on the Mondrian features.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to score.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            One score per row for two classes (positive favours ``classes_[1]``),
+            one per row and class (columns follow ``classes_``) otherwise.
+        """
         scores = None
         fast = self._fast_X(X)
         if fast is not None:
@@ -1269,7 +1327,18 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def predict(self, X):
-        """Predicted classes."""
+        """Predicted classes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            The class of highest score of each row.
+        """
         scores = self.decision_function(X)
         if scores.ndim == 1:
             index = (scores > 0).astype(np.int64)
@@ -1283,7 +1352,19 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
 
     @available_if(_has_proba)
     def predict_proba(self, X):
-        """Class probabilities (logistic loss only)."""
+        """Class probabilities (logistic loss only).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``; rows sum to one (the logistic function of
+            the score for two classes, the softmax of the scores otherwise).
+        """
         scores = self.decision_function(X)
         if scores.ndim == 1:
             if len(self.classes_) < 2:
@@ -1298,6 +1379,17 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
 
     @available_if(_has_proba)
     def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`."""
+        """Logarithm of :meth:`predict_proba` (logistic loss only).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))

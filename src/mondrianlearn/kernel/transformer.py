@@ -56,6 +56,7 @@ class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeature
     n_jobs : int, default=None
         Threads over trees.
     random_state : int, RandomState instance or None, default=None
+        Seeds the partitions' random streams.
 
     Attributes
     ----------
@@ -64,6 +65,7 @@ class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeature
     n_features_out_ : int
         Number of columns (leaves of all trees); grows with ``partial_fit``.
     n_features_in_ : int
+        Number of features seen during ``fit``.
     feature_names_in_ : ndarray of str
         Only when ``X`` had string column names.
 
@@ -101,7 +103,9 @@ class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeature
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows on which the partitions are sampled.
         y : ignored
+            Not used; present for the scikit-learn API.
 
         Returns
         -------
@@ -136,7 +140,9 @@ class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeature
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows of the mini-batch.
         y : ignored
+            Not used; present for the scikit-learn API.
 
         Returns
         -------
@@ -209,6 +215,7 @@ class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeature
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            Rows to map.
 
         Returns
         -------
@@ -230,12 +237,15 @@ class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeature
         Parameters
         ----------
         X : array-like of shape (n_samples_X, n_features)
+            Rows of the Gram matrix.
         Y : array-like of shape (n_samples_Y, n_features), default=None
             ``X`` when omitted.
 
         Returns
         -------
         K : ndarray of shape (n_samples_X, n_samples_Y)
+            ``K[i, j]``: fraction of the partitions in which ``X[i]`` and ``Y[j]`` fall
+            in the same cell.
         """
         ZX = self.transform(X)
         ZY = ZX if Y is None else self.transform(Y)

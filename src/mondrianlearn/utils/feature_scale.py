@@ -14,14 +14,20 @@ over the rows learned so far: the smallest power of two at least that range (1 f
 a feature constant so far). Scaled, every feature spans more than half a unit and at
 most one, at the root of every tree. A row that widens a feature's range past its
 unit doubles the unit (as many times as needed) before the row is learned; the model
-is then rescaled, exactly (a multiplication by a power of two), and learning goes
-on:
+then moves to the new units, and learning goes on:
 
-- AMF (no stored points): boxes, thresholds and the running range of that feature
-  are divided by the factor. The partition and every statistic stay as they are;
-  only the rates of later cuts change. A row is always learned in the units of the
-  range of the rows up to and including it, whatever the batches, so ``fit`` equals
-  ``partial_fit`` over any mini-batches, bit for bit. The model is the AMF of a
+- AMF (its trees store no points): while it holds fewer than
+  ``RESAMPLE_FREELY_BELOW`` rows, it keeps a copy of them, and new units restart its
+  trees, empty, on the random streams they started from, and learn the kept rows
+  again in the new units before the next row: every feature then has the weight of
+  its range over these rows from the start. Once it holds that many rows it drops
+  the copy, and new units rescale the trees in place, exactly (a multiplication by
+  a power of two): boxes, thresholds and the running range of that feature are
+  divided by the factor; the partition and every statistic stay as they are, only
+  the rates of later cuts change. (A model that learned rows it did not keep, a
+  merge of forests, rescales in place from then on.) Where units change depends on
+  the rows only, not on the batches, so ``fit`` equals ``partial_fit`` over any
+  mini-batches, bit for bit. Past its first rows, the model is the AMF of a
   Mondrian process whose rate along each feature is one over its unit at the time:
   the partition at any time depends on past rows only, and the aggregation over its
   prunings is exact as before, so AMF stays an online learner with the same
@@ -36,7 +42,7 @@ on:
   keep reaching new powers of two as their extremes arrive, so once a forest holds
   ``RESAMPLE_FREELY_BELOW`` rows, a re-sampling waits until the rows have grown by
   a quarter since the previous one (the trees are rescaled in place meanwhile, as
-  for AMF): the points re-sampled then add up to at most about five times the rows
+  AMF's are): the points re-sampled then add up to at most about five times the rows
   learned, and the law of ``fit`` holds again from each re-sampling on. Under a
   node budget (``max_nodes``), where trees grow point by point (in ``fit`` too),
   they are only rescaled in place, so that ``fit`` still equals ``partial_fit``
