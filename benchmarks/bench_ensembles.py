@@ -184,7 +184,7 @@ def main():
     run_mondrian("bagging", 2, load("iris"), 0)
 
     report = Report("bench_ensembles", "Online bagging and rolling-weight boosting "
-                    "(seed 002's tables)", args)
+                    "against a plain Mondrian forest", args)
     report.text(f"Fixed stratified 80/20 split, min-max scaled; online over {N_BATCHES} "
                 f"mini-batches; mean over {n_seeds} seed(s) (river: {len(river_seeds)}); "
                 "time = CPU seconds of training + test prediction, one thread. Precision, "

@@ -388,7 +388,7 @@ def main():
     if args.repeats is None:
         args.repeats = 1 if args.quick else 3
 
-    report = Report("bench_per_row", "Per-row cost against river (issue 16)", args)
+    report = Report("bench_per_row", "Per-row cost against river", args)
     report.text(commit_line())
     warm_up()
     import river
