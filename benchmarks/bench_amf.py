@@ -41,8 +41,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import (Report, best_time, best_times, fmt_ratio, make_parser,  # noqa: E402
-                     markdown_table, minmax_scale, progress)
+from _common import (  # noqa: E402
+    Report,
+    best_time,
+    best_times,
+    fmt_ratio,
+    make_parser,
+    markdown_table,
+    minmax_scale,
+    progress,
+)
 
 PAPER = {"temporary_extension": True, "scoring": "before_update"}
 """The AMF paper's prediction and scoring (the defaults are the other two)."""

@@ -30,8 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import (Report, make_parser, markdown_table,  # noqa: E402
-                     progress, verdict)
+from _common import Report, make_parser, markdown_table, progress, verdict  # noqa: E402
 
 UCI = ("housing", "concrete", "energy", "yacht", "airfoil", "kin40k")
 SETS = UCI + ("california_housing",)

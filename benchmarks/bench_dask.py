@@ -32,8 +32,17 @@ import time
 import warnings
 
 import numpy as np
-from _common import (Report, fmt_bytes, fmt_ratio, fmt_seconds, make_parser, markdown_table,
-                     minmax_scale, progress, verdict)
+from _common import (
+    Report,
+    fmt_bytes,
+    fmt_ratio,
+    fmt_seconds,
+    make_parser,
+    markdown_table,
+    minmax_scale,
+    progress,
+    verdict,
+)
 
 SPEED_ROWS, SPEED_FEATURES, CHUNK = 100_000, 20, 10_000
 ROWS_TARGET, TREES_OVERHEAD_TARGET, ACCURACY_POINTS = 1.7, 1.3, 1.0
@@ -140,7 +149,7 @@ def speed_section(report, args):
             for mode in ("rows", "trees"):
                 progress(f"speed: {name}, {mode} mode")
                 parallelism.append(machine_parallelism(clusters[2][1], args.repeats))
-                for n_workers, (_, client, _, _) in clusters.items():
+                for _, client, _, _ in clusters.values():
                     warm_up_shards(client, cls, mode, X, y)
                 for _ in range(args.repeats):
                     for n_workers, (_, client, Xd, yd) in clusters.items():

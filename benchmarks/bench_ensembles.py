@@ -27,8 +27,16 @@ Usage: ``python benchmarks/bench_ensembles.py [--quick] [--seeds N]``.
 import time
 
 import numpy as np
-from _common import (Report, fmt_ratio, make_parser, markdown_table, minmax_scale,
-                     progress, verdict, warm_up)
+from _common import (
+    Report,
+    fmt_ratio,
+    make_parser,
+    markdown_table,
+    minmax_scale,
+    progress,
+    verdict,
+    warm_up,
+)
 
 DATASETS = ("iris", "spambase", "bananas")
 N_TREES = (2, 4, 8, 16)
@@ -69,8 +77,7 @@ def load(name):
 
 def scores(y_true, proba, classes):
     """Accuracy, precision, recall, AUC (macro for multiclass)."""
-    from sklearn.metrics import (accuracy_score, precision_score, recall_score,
-                                 roc_auc_score)
+    from sklearn.metrics import accuracy_score, precision_score, recall_score, roc_auc_score
 
     pred = classes[np.argmax(proba, axis=1)]
     if len(classes) == 2:
@@ -266,7 +273,8 @@ def summarize(report, results, per_seed):
                 for n in DATASETS for t in N_TREES if n != "iris")
     report.section("Online bagging: time against the plain forest (target <= 1.5x)",
                    markdown_table(["dataset"] + [f"n_tree={t}" for t in N_TREES], rows),
-                   note=f"Overall ratio (total times) {fmt_ratio(overall)} (worst on spambase/bananas "
+                   note=f"Overall ratio (total times) {fmt_ratio(overall)} "
+                        f"(worst on spambase/bananas "
                         f"{fmt_ratio(worst)}; iris runs take milliseconds and are noisy): "
                         f"target {verdict(overall <= 1.5 and worst <= 1.5)}.")
 

@@ -114,8 +114,12 @@ def stream(name, data, limit=None):
 
 # --------------------------------------------------------------------- models
 def make(kind, task, seed, **params):
-    from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianForestClassifier,
-                               MondrianForestRegressor)
+    from mondrianlearn import (
+        AMFClassifier,
+        AMFRegressor,
+        MondrianForestClassifier,
+        MondrianForestRegressor,
+    )
 
     cls = {("MF", "classification"): MondrianForestClassifier,
            ("MF", "regression"): MondrianForestRegressor,

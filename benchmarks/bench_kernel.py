@@ -30,8 +30,14 @@ from mondrianlearn import MondrianForestRegressor, MondrianKernel, MondrianKerne
 from mondrianlearn.datasets import benchmark_data_home, load_benchmark
 from mondrianlearn.engine.random import spawn_states
 from mondrianlearn.engine.tree import LEAF
-from mondrianlearn.kernel._features import (assign_columns, feature_matrix, leaves_of,
-                                            new_partition, pruned_copy, sample_partition)
+from mondrianlearn.kernel._features import (
+    assign_columns,
+    feature_matrix,
+    leaves_of,
+    new_partition,
+    pruned_copy,
+    sample_partition,
+)
 from mondrianlearn.kernel._sweep import FlatForest, RidgeSweep
 
 RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
@@ -190,7 +196,6 @@ def cpu_error_vs_M(cpu, quick):
     for M in Ms:
         errs = {k: [] for k in curves}
         for r in range(repeats):
-            t0 = time.perf_counter()
             mk = MondrianKernel(n_trees=M, lifetime=lifetime, random_state=r).fit(X)
             errs["Mondrian"].append(rel_error(ridge_predict(mk.transform(X), y,
                                                             [mk.transform(Xt)])[0], yt))
@@ -422,7 +427,7 @@ def sweep_vs_search(cpu, quick):
     X, y, Xt, yt = cpu
     M = 350
     half = len(Xt) // 2
-    Xv, yv, Xte, yte = Xt[:half], yt[:half], Xt[half:], yt[half:]
+    Xv, yv, yte = Xt[:half], yt[:half], yt[half:]
     # Mondrian kernel sweep: partitions on the training and validation inputs.
     terminal = 1e-6
     t0 = time.perf_counter()
@@ -442,11 +447,11 @@ def sweep_vs_search(cpu, quick):
     chosen = forest.time[forest.events[best]] if best < len(forest.events) else terminal
     lifetimes = np.r_[0.0, forest.time[forest.events[: n_records - 1]]]
 
-    def eval_fourier(lifetime, rng=np.random.RandomState(1)):
+    def eval_fourier(lifetime, rng=np.random.RandomState(1)):  # noqa: B008 (one stream over calls)
         Z = fourier_features(np.vstack([X, Xv]), lifetime, M, rng)
         return rel_error(ridge_predict(Z[:len(X)], y, [Z[len(X):]])[0], yv)
 
-    def eval_binning(lifetime, rng=np.random.RandomState(2)):
+    def eval_binning(lifetime, rng=np.random.RandomState(2)):  # noqa: B008 (one stream over calls)
         Z = binning_features(np.vstack([X, Xv]), lifetime, M, rng)
         return rel_error(ridge_predict(Z[:len(X)], y, [Z[len(X):]])[0], yv)
 

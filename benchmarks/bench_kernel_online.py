@@ -171,9 +171,9 @@ def cli_part(report, files):
              "--no-progress"])
         if code != 0:
             raise RuntimeError(f"mondrian evaluate failed:\n{err}")
-        line = next(l for l in out.splitlines() if l.startswith("| mondrian-kernel"))
+        line = next(row for row in out.splitlines() if row.startswith("| mondrian-kernel"))
         cells = [c.strip() for c in line.strip("|").split("|")]
-        header = next(l for l in out.splitlines() if l.startswith("| model"))
+        header = next(row for row in out.splitlines() if row.startswith("| model"))
         keys = [c.strip() for c in header.strip("|").split("|")]
         table = dict(zip(keys, cells))
         rows.append([name, table["mse"], f"{float(table['seconds']):.1f} s",
@@ -198,7 +198,7 @@ def online_part(report, name, path, checkpoints):
          ",".join(map(str, checkpoints))])
     if code != 0:
         raise RuntimeError(f"online worker failed:\n{err}")
-    lines = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+    lines = [json.loads(row) for row in out.splitlines() if row.startswith("{")]
     baseline = lines[0]["baseline_rss"]
     records, chunks = lines[1:-1], {int(k): v for k, v in lines[-1]["chunk_predictions"].items()}
     rows = [[r["rows"], f"{r['seconds']:.1f} s", f"{r['cpu']:.1f} s", fmt_bytes(r["max_rss"]),

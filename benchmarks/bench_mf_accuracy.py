@@ -14,9 +14,24 @@ Usage: ``python benchmarks/bench_mf_accuracy.py [--quick] [--seeds N]``.
 import gc
 
 import numpy as np
-from _common import (ACCURACY_TARGETS, DNA_RELEVANT, ET1_REFERENCE, PAPER_DATASETS, Report,
-                     fmt_bytes, fmt_seconds, load_scaled, make_parser, markdown_table,
-                     max_rss_bytes, progress, timed, traced_peak, verdict, warm_up)
+from _common import (
+    ACCURACY_TARGETS,
+    DNA_RELEVANT,
+    ET1_REFERENCE,
+    PAPER_DATASETS,
+    Report,
+    fmt_bytes,
+    fmt_seconds,
+    load_scaled,
+    make_parser,
+    markdown_table,
+    max_rss_bytes,
+    progress,
+    timed,
+    traced_peak,
+    verdict,
+    warm_up,
+)
 
 
 def models(n_trees, n_jobs, seed):

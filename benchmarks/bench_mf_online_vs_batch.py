@@ -13,8 +13,19 @@ Usage: ``python benchmarks/bench_mf_online_vs_batch.py [--quick] [--seeds N]``.
 import gc
 
 import numpy as np
-from _common import (PAPER_DATASETS, Report, fmt_ratio, fmt_seconds, load_scaled,
-                     make_parser, markdown_table, progress, timed, verdict, warm_up)
+from _common import (
+    PAPER_DATASETS,
+    Report,
+    fmt_ratio,
+    fmt_seconds,
+    load_scaled,
+    make_parser,
+    markdown_table,
+    progress,
+    timed,
+    verdict,
+    warm_up,
+)
 
 
 def train_online(model, X, y, n_batches, seed):

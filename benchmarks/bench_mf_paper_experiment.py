@@ -20,9 +20,20 @@ import gc
 import json
 
 import numpy as np
-from _common import (PAPER_DATASETS, RESULTS_DIR, Report, fmt_ratio, fmt_seconds,
-                     load_scaled, make_parser, markdown_table, progress, timed_cpu,
-                     verdict, warm_up)
+from _common import (
+    PAPER_DATASETS,
+    RESULTS_DIR,
+    Report,
+    fmt_ratio,
+    fmt_seconds,
+    load_scaled,
+    make_parser,
+    markdown_table,
+    progress,
+    timed_cpu,
+    verdict,
+    warm_up,
+)
 
 METHODS = ("MF", "RF", "ET-k", "ET-1")
 TABLE_FRACTIONS = (0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)

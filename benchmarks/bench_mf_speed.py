@@ -22,9 +22,21 @@ import textwrap
 import time
 
 import numpy as np
-from _common import (PAPER_DATASETS, Report, fmt_ratio, fmt_seconds, load_scaled,
-                     make_parser, markdown_table, progress, timed, verdict, warm_up,
-                     best_time, best_times)
+from _common import (
+    PAPER_DATASETS,
+    Report,
+    best_time,
+    best_times,
+    fmt_ratio,
+    fmt_seconds,
+    load_scaled,
+    make_parser,
+    markdown_table,
+    progress,
+    timed,
+    verdict,
+    warm_up,
+)
 
 
 def fit_profile(make_model, X, y):
@@ -192,7 +204,7 @@ def thread_speedup(datasets, n_trees, n_batches, repeats):
                 probas[what, n_jobs] = model.predict_proba(Xt)
                 if what == "partial_fit":
                     _, times["predict_proba", n_jobs] = best_time(
-                        lambda: model.predict_proba(Xt), repeats)
+                        lambda: model.predict_proba(Xt), repeats)  # noqa: F821 (called before del)
                 del model
         for what in ("fit", "partial_fit", "predict_proba"):
             same = "" if what == "predict_proba" else (

@@ -24,8 +24,17 @@ import time
 import warnings
 
 import numpy as np
-from _common import (Report, fmt_ratio, fmt_seconds, load_scaled, make_parser,
-                     markdown_table, progress, verdict, warm_up)
+from _common import (
+    Report,
+    fmt_ratio,
+    fmt_seconds,
+    load_scaled,
+    make_parser,
+    markdown_table,
+    progress,
+    verdict,
+    warm_up,
+)
 
 TARGET = 1.7
 
@@ -258,10 +267,10 @@ def dask_rows(X, y, X_test, n_trees, n_batches):
 
     progress("Dask: local threads")
     local = clock(("threads", "fit"), lambda: make().fit(X, y))
-    reference = clock(("threads", "predict"), lambda: local.predict_proba(X_test))
+    reference = clock(("threads", "predict"), lambda: local.predict_proba(X_test))  # noqa: F821
     local_stream = clock(("threads", "stream"), lambda: stream(make(), X, y, n_batches))
     reference_stream = clock(("threads", "predict_stream"),
-                             lambda: local_stream.predict_proba(X_test))
+                             lambda: local_stream.predict_proba(X_test))  # noqa: F821
     del local, local_stream
 
     progress("Dask: starting a LocalCluster of two worker processes")
@@ -279,7 +288,8 @@ def dask_rows(X, y, X_test, n_trees, n_batches):
         progress("Dask: joblib backend")
         with joblib.parallel_backend("dask"):
             remote = clock(("joblib", "fit"), lambda: make().fit(X, y))
-            proba = clock(("joblib", "predict"), lambda: remote.predict_proba(X_test))
+            proba = clock(("joblib", "predict"),
+                          lambda: remote.predict_proba(X_test))  # noqa: F821 (called before del)
         diff_joblib = np.abs(proba - reference).max()
         del remote
         progress("Dask: sharded forest")

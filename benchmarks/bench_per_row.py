@@ -48,8 +48,16 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import (Report, best_times, fmt_ratio, markdown_table, minmax_scale,  # noqa: E402
-                     progress, verdict, warm_up)
+from _common import (  # noqa: E402
+    Report,
+    best_times,
+    fmt_ratio,
+    markdown_table,
+    minmax_scale,
+    progress,
+    verdict,
+    warm_up,
+)
 
 N_TREES = 10
 BATCH = 100
@@ -178,8 +186,12 @@ def classification_rows(name, X, y, args):
     from river import forest
 
     import mondrianlearn.river as adapters
-    from mondrianlearn import (AMFClassifier, MondrianBoostingClassifier,
-                               MondrianForestClassifier, MondrianKernelClassifier)
+    from mondrianlearn import (
+        AMFClassifier,
+        MondrianBoostingClassifier,
+        MondrianForestClassifier,
+        MondrianKernelClassifier,
+    )
 
     seed, repeats = args.seed, args.repeats
     n_warm, n_learn, n_pred = sizes(len(X), args)
@@ -255,8 +267,7 @@ def letter_rows(args):
     from river import forest
 
     from mondrianlearn import AMFClassifier, MondrianForestClassifier
-    from mondrianlearn.datasets import (DatasetNotFoundError, benchmark_data_home,
-                                        load_benchmark)
+    from mondrianlearn.datasets import DatasetNotFoundError, benchmark_data_home, load_benchmark
 
     home = benchmark_data_home()
     try:

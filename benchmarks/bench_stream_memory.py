@@ -51,7 +51,8 @@ def run_one(name, n_rows, segments, n_trees):
 
     models = {
         "MF": lambda: MondrianForestClassifier(n_estimators=n_trees, random_state=0),
-        "MF max_nodes=20000": lambda: MondrianForestClassifier(n_estimators=n_trees, max_nodes=20000,
+        "MF max_nodes=20000": lambda: MondrianForestClassifier(n_estimators=n_trees,
+                                                               max_nodes=20000,
                                                                random_state=0),
         "AMF": lambda: AMFClassifier(n_estimators=n_trees, random_state=0),
         "AMF max_nodes=20000": lambda: AMFClassifier(n_estimators=n_trees, max_nodes=20000,
@@ -103,7 +104,8 @@ def main():
     for name in names:
         out = subprocess.run([sys.executable, __file__, "--child", name, "--rows", str(n_rows),
                               "--trees", str(args.trees)],
-                             capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+                             capture_output=True, text=True,
+                             env={**os.environ, "PYTHONWARNINGS": "ignore"})
         if out.returncode != 0:
             print(f"{name} failed:\n{out.stderr[-2000:]}")
             continue

@@ -12,7 +12,7 @@ from mondrianlearn.engine.extension import extend_to_leaf, leaf_must_unpause, re
 from mondrianlearn.engine.growth import sample_blocks
 from mondrianlearn.engine.paths import tree_depth
 from mondrianlearn.engine.random import spawn_states
-from mondrianlearn.engine.tree import (LEAF, META_N_NODES, META_ROOT, empty_tree)
+from mondrianlearn.engine.tree import LEAF, META_N_NODES, META_ROOT, empty_tree
 
 
 def _capacity(n_points):

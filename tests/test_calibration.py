@@ -8,8 +8,12 @@ import gzip
 import numpy as np
 import pytest
 
-from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianForestClassifier,
-                           MondrianForestRegressor)
+from mondrianlearn import (
+    AMFClassifier,
+    AMFRegressor,
+    MondrianForestClassifier,
+    MondrianForestRegressor,
+)
 from mondrianlearn.datasets import benchmark_data_home
 
 

@@ -2,12 +2,21 @@
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")
-
 import numpy as np
 import pytest
+
+pytest.importorskip("pandas", reason="the command reads data files with pandas "
+                                      "(the pandas extra)")
+
+try:  # the command runs without matplotlib (no figure); the tests of figures skip
+    import matplotlib
+
+    matplotlib.use("Agg")
+except ImportError:
+    matplotlib = None
+
+needs_plot = pytest.mark.skipif(matplotlib is None,
+                                reason="matplotlib is not installed (the plot extra)")
 
 from mondrianlearn import evaluation
 from mondrianlearn.cli import main
@@ -54,6 +63,7 @@ def csv_file(tmp_path):
     return path
 
 
+@needs_plot
 def test_evaluate_classification_writes_table_and_png(csv_file, tmp_path, capsys):
     png = tmp_path / "curve.png"
     code = main(["evaluate", str(csv_file), "--target", "label", "--batch-size", "50",
@@ -413,6 +423,7 @@ def test_progress_bar_shows_full_names_and_a_dash_in_the_warm_up(monkeypatch):
         assert all(0.0 <= float(p[name]) <= 1.0 for name in names)
 
 
+@needs_plot
 def test_amf_toy_experiment_table(tmp_path, capsys):
     assert main(["bench", "amf-toy", "--out", str(tmp_path)]) == 0
     table = (tmp_path / "amf-toy.md").read_text()
@@ -424,6 +435,7 @@ def test_amf_toy_experiment_table(tmp_path, capsys):
     assert (tmp_path / "amf_toy_decision_functions.png").stat().st_size > 1000
 
 
+@needs_plot
 def test_bench_list_and_an_in_package_experiment(tmp_path, capsys):
     assert main(["bench", "list"]) == 0
     assert "amf-toy" in capsys.readouterr().out
@@ -433,6 +445,7 @@ def test_bench_list_and_an_in_package_experiment(tmp_path, capsys):
     assert "| x | mean | std |" in (tmp_path / "mf-regression-paths.md").read_text()
 
 
+@needs_plot
 def test_demo_runs_on_a_short_stream(tmp_path, capsys):
     png = tmp_path / "demo.png"
     code = main(["demo", "--n-samples", "1500", "--rf-trees", "5", "--refit-every", "500",
@@ -446,8 +459,7 @@ def test_evaluation_compiles_before_the_clock_starts(monkeypatch):
     warmed on copies first, and the copies never touch the evaluated models."""
     import numpy as np
 
-    from mondrianlearn import AMFClassifier
-    from mondrianlearn import evaluation
+    from mondrianlearn import AMFClassifier, evaluation
     from mondrianlearn.evaluation import Learner, progressive_evaluation
 
     seen = []

@@ -15,8 +15,13 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianForestClassifier,
-                           MondrianForestRegressor, merge_forests)
+from mondrianlearn import (
+    AMFClassifier,
+    AMFRegressor,
+    MondrianForestClassifier,
+    MondrianForestRegressor,
+    merge_forests,
+)
 
 
 @pytest.fixture(scope="module")
@@ -382,8 +387,13 @@ def test_merged_amf_classifier_takes_the_union_of_classes(classification):
 
 
 def test_merged_amf_regressor_is_the_mixture_in_a_common_frame(regression):
-    from mondrianlearn.amf._merge import (combine_regression_parts, common_frame, frame_of,
-                                          reframe, regression_parts)
+    from mondrianlearn.amf._merge import (
+        combine_regression_parts,
+        common_frame,
+        frame_of,
+        reframe,
+        regression_parts,
+    )
 
     X, y, X_test = regression
     # different offsets (first targets) and running moments
@@ -427,9 +437,9 @@ def test_merge_same_stream_keeps_the_stream_once(classification, regression):
     merged = merge_forests(amf, same_stream=True)
     assert_array_equal(merged._y_moments, amf[0]._y_moments)
     assert merged.n_samples_seen_ == Xr.shape[0]
+    other = MondrianForestClassifier(2, min_samples_split=5).fit(X[:100], y[:100])
     with pytest.raises(ValueError, match="same rows"):
-        merge_forests([parts[0], MondrianForestClassifier(2, min_samples_split=5).fit(X[:100], y[:100])],
-                      same_stream=True)
+        merge_forests([parts[0], other], same_stream=True)
 
 
 def test_merge_refuses_forests_of_dependent_trees(classification):

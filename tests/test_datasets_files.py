@@ -3,10 +3,19 @@
 import gzip
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from mondrianlearn.datasets import DataFileError, DataFileInfo, detect_header, load_file
+
+try:
+    import pandas  # noqa: F401
+except ImportError:
+    HAVE_PANDAS = False
+else:
+    HAVE_PANDAS = True
+
+needs_pandas = pytest.mark.skipif(not HAVE_PANDAS, reason="reading CSV files needs pandas "
+                                                          "(the pandas extra)")
 
 
 def _write(path, text, encoding="utf-8"):
@@ -52,6 +61,8 @@ def numeric():
 ])
 @pytest.mark.parametrize("as_frame", [False, True])
 def test_detect_header(rows, expected, reason, as_frame):
+    if as_frame:
+        pd = pytest.importorskip("pandas", reason="pandas is not installed")
     table = pd.DataFrame(rows) if as_frame else rows
     assert detect_header(table) == (expected, reason)
 
@@ -70,6 +81,7 @@ def test_detect_header_needs_a_row():
 
 # load_file: headers ----------------------------------------------------------------
 
+@needs_pandas
 def test_headerless_file_keeps_its_first_row(tmp_path, numeric):
     X, y = numeric
     path = _write(tmp_path / "plain.csv", _numeric_lines(X, y))
@@ -83,6 +95,7 @@ def test_headerless_file_keeps_its_first_row(tmp_path, numeric):
                                 target_index=3, target_name="3", encoded=[])
 
 
+@needs_pandas
 def test_headed_file_with_a_text_column(tmp_path):
     path = _write(tmp_path / "weather.csv",
                   "temp,sky,windy,rain\n21.5,clear,True,no\n14,cloudy,False,yes\n"
@@ -97,6 +110,7 @@ def test_headed_file_with_a_text_column(tmp_path):
     assert info.columns == ["temp", "sky", "windy", "rain"] and info.n_rows == 4
 
 
+@needs_pandas
 def test_header_forced(tmp_path, numeric):
     X, y = numeric
     # A header that numbers the columns is detected; forced off, it is a row of data.
@@ -125,6 +139,7 @@ def test_header_must_be_none_or_a_bool(tmp_path, numeric, header):
         load_file(path, header=header)
 
 
+@needs_pandas
 def test_three_values_without_return_info(tmp_path, numeric):
     path = _write(tmp_path / "plain.csv", _numeric_lines(*numeric))
     result = load_file(path)
@@ -133,6 +148,7 @@ def test_three_values_without_return_info(tmp_path, numeric):
 
 # load_file: target -----------------------------------------------------------------
 
+@needs_pandas
 @pytest.mark.parametrize("target, index", [(None, 3), ("b", 1), (0, 0), ("2", 2), (-1, 3),
                                            ("-4", 0)])
 def test_target_by_name_or_index(tmp_path, target, index):
@@ -146,6 +162,7 @@ def test_target_by_name_or_index(tmp_path, target, index):
     assert X.shape == (10, 3)
 
 
+@needs_pandas
 def test_unknown_target(tmp_path, numeric):
     plain = _write(tmp_path / "plain.csv", _numeric_lines(*numeric))
     with pytest.raises(DataFileError, match=r"the columns are \['0', '1', '2', '3'\] "
@@ -159,6 +176,7 @@ def test_unknown_target(tmp_path, numeric):
         load_file(wide, target="nope")
 
 
+@needs_pandas
 def test_missing_target_values(tmp_path):
     path = _write(tmp_path / "holes.csv",
                   "x,y\n" + "".join(f"{i},{'' if i in (3, 7) else i % 2}\n" for i in range(20)))
@@ -166,6 +184,7 @@ def test_missing_target_values(tmp_path):
         load_file(path)
 
 
+@needs_pandas
 def test_too_many_categories(tmp_path):
     path = _write(tmp_path / "many.csv",
                   "x,word,y\n" + "".join(f"{i},w{i},{i % 2}\n" for i in range(100)))
@@ -175,6 +194,7 @@ def test_too_many_categories(tmp_path):
 
 # load_file: encodings and formats -------------------------------------------------
 
+@needs_pandas
 def test_byte_order_mark_and_spaces_after_commas(tmp_path):
     path = _write(tmp_path / "bom.csv", "u, v, label\n0.5, 1, a\n0.25, 2, b\n", "utf-8-sig")
     X, y, names, info = load_file(path, return_info=True)
@@ -183,6 +203,7 @@ def test_byte_order_mark_and_spaces_after_commas(tmp_path):
     assert list(y) == ["a", "b"]
 
 
+@needs_pandas
 def test_latin_1(tmp_path):
     path = _write(tmp_path / "latin.csv",
                   "prix,saison,label\n1.5,été,0\n2,hiver,1\n3,été,1\n", "latin-1")
@@ -192,6 +213,7 @@ def test_latin_1(tmp_path):
     np.testing.assert_array_equal(X, [[1.5, 0, 1], [2, 1, 0], [3, 0, 1]])
 
 
+@needs_pandas
 def test_tab_separated_and_gzipped(tmp_path, numeric):
     X, y = numeric
     text = "a\tb\tc\tlabel\n" + _numeric_lines(X, y).replace(",", "\t")
@@ -206,6 +228,7 @@ def test_tab_separated_and_gzipped(tmp_path, numeric):
         assert names == ["a", "b", "c"] and info.header is True
 
 
+@needs_pandas
 @pytest.mark.parametrize("content, message", [
     (b"", "is empty"),
     (b"\n\n", "Could not read .* as a table"),
@@ -224,7 +247,8 @@ def test_missing_file(tmp_path):
 
 
 def test_parquet_ignores_header(tmp_path, numeric):
-    pytest.importorskip("pyarrow")
+    pd = pytest.importorskip("pandas", reason="pandas is not installed")
+    pytest.importorskip("pyarrow", reason="pyarrow is not installed")
     X, y = numeric
     path = tmp_path / "t.parquet"
     pd.DataFrame({"a": X[:, 0], "kind": np.where(y, "u", "v"), "label": y}).to_parquet(path)
@@ -251,3 +275,11 @@ def test_libsvm(tmp_path, numeric):
     np.testing.assert_array_equal(y_read, y)
     assert names == ["x0", "x1", "x2"]
     assert info == DataFileInfo(path=path, format="libsvm", n_rows=50)
+
+
+@pytest.mark.skipif(HAVE_PANDAS, reason="pandas is installed")
+def test_without_pandas_a_csv_is_a_clear_error(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n1,2\n3,4\n")
+    with pytest.raises(DataFileError, match=r"needs pandas: pip install"):
+        load_file(path)

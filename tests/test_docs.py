@@ -101,7 +101,9 @@ def test_benchmark_pages_include_the_results_files(site):
     assert html.escape(title, quote=False) in _page(site, "benchmarks/bench_stream_memory")
     pages = "".join(p.read_text() for p in (ROOT / "docs/benchmarks").glob("*.md"))
     missing = sorted(f.name for f in results.glob("*.md")
-                     if not f.stem.endswith("_quick") and f"benchmarks/results/{f.name}" not in pages)
+                     if not f.stem.endswith("_quick")
+                     and f"benchmarks/results/{f.name}" not in pages)
     if missing:
         warnings.warn(f"results files not on the benchmarks pages of the docs: {missing} "
-                      f"(add a page in docs/benchmarks/ and to the nav of mkdocs.yml)")
+                      f"(add a page in docs/benchmarks/ and to the nav of mkdocs.yml)",
+                      stacklevel=1)

@@ -103,7 +103,8 @@ def _own_returns(func):
 def _check_described(where, kind, items, failures):
     for item in items:
         if not (item.description or "").strip():
-            failures.append(f"{where}: {kind} {_name(item) or item.annotation!r} has no description")
+            failures.append(
+                f"{where}: {kind} {_name(item) or item.annotation!r} has no description")
 
 
 def _check_function(where, func, failures, *, skip_first, foreign=False):

@@ -9,8 +9,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mondrianlearn.engine.random import (choose_proportional, exponential, poisson,
-                                         spawn_states, uniform)
+from mondrianlearn.engine.random import (
+    choose_proportional,
+    exponential,
+    poisson,
+    spawn_states,
+    uniform,
+)
 from mondrianlearn.engine.tree import LEAF, META_ROOT
 
 ALPHA = 1e-3
@@ -87,7 +92,7 @@ def test_lifetime_stops_the_process(grow_batch, streams):
     uncut = sum(tree.left[root] == LEAF for tree, root in trees)
     p_uncut = np.exp(-lifetime * LINEAR_DIMENSION)
     assert stats.binomtest(int(uncut), N_TREES, p_uncut).pvalue > ALPHA
-    for tree, root in trees:
+    for tree, _root in trees:
         n = int(tree.meta[0])
         leaves = tree.left[:n] == LEAF
         assert np.all(tree.time[:n][leaves] == lifetime)

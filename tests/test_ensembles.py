@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_iris, make_regression
 
-from mondrianlearn import (MondrianBoostingClassifier, MondrianForestClassifier,
-                           MondrianForestRegressor)
+from mondrianlearn import (
+    MondrianBoostingClassifier,
+    MondrianForestClassifier,
+    MondrianForestRegressor,
+)
 from mondrianlearn.engine.tree import META_ROOT
 from mondrianlearn.ensemble._kernels import boost_tree
 from mondrianlearn.forest._base import _reserve_nodes

@@ -7,8 +7,11 @@ multiplicities, a row of weight 2 is not the same model as the row repeated twic
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mondrianlearn import (MondrianBoostingClassifier, MondrianForestClassifier,
-                           MondrianForestRegressor)
+from mondrianlearn import (
+    MondrianBoostingClassifier,
+    MondrianForestClassifier,
+    MondrianForestRegressor,
+)
 
 ESTIMATORS = [
     MondrianBoostingClassifier(n_estimators=3, random_state=0),

@@ -6,8 +6,12 @@ estimators declare through their tags that they do not accept NaN.
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mondrianlearn import (MondrianForestClassifier, MondrianForestRegressor,
-                           MondrianTreeClassifier, MondrianTreeRegressor)
+from mondrianlearn import (
+    MondrianForestClassifier,
+    MondrianForestRegressor,
+    MondrianTreeClassifier,
+    MondrianTreeRegressor,
+)
 
 ESTIMATORS = [
     MondrianForestClassifier(n_estimators=3, random_state=0),

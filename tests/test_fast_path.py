@@ -5,8 +5,12 @@ import pickle
 import numpy as np
 import pytest
 
-from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianForestClassifier,
-                           MondrianForestRegressor)
+from mondrianlearn import (
+    AMFClassifier,
+    AMFRegressor,
+    MondrianForestClassifier,
+    MondrianForestRegressor,
+)
 
 CLASSIFIERS = [AMFClassifier, MondrianForestClassifier]
 REGRESSORS = [AMFRegressor, MondrianForestRegressor]

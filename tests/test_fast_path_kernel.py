@@ -8,8 +8,12 @@ import pickle
 import numpy as np
 import pytest
 
-from mondrianlearn import (MondrianBoostingClassifier, MondrianKernel,
-                           MondrianKernelClassifier, MondrianKernelRegressor)
+from mondrianlearn import (
+    MondrianBoostingClassifier,
+    MondrianKernel,
+    MondrianKernelClassifier,
+    MondrianKernelRegressor,
+)
 
 CLASSIFIERS = [MondrianKernelClassifier, MondrianBoostingClassifier]
 SUPERVISED = CLASSIFIERS + [MondrianKernelRegressor]

@@ -11,12 +11,16 @@ import pytest
 from scipy import stats
 from sklearn.utils._param_validation import InvalidParameterError
 
-from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianForestClassifier,
-                           MondrianForestRegressor, MondrianTreeClassifier,
-                           MondrianTreeRegressor)
+from mondrianlearn import (
+    AMFClassifier,
+    AMFRegressor,
+    MondrianForestClassifier,
+    MondrianForestRegressor,
+    MondrianTreeClassifier,
+    MondrianTreeRegressor,
+)
 from mondrianlearn.datasets import benchmark_data_home
-from mondrianlearn.utils.feature_scale import (RESAMPLE_FREELY_BELOW, common_units,
-                                                 units_of_range)
+from mondrianlearn.utils.feature_scale import RESAMPLE_FREELY_BELOW, common_units, units_of_range
 
 CLASSIFIERS = [MondrianForestClassifier, AMFClassifier]
 REGRESSORS = [MondrianForestRegressor, AMFRegressor]

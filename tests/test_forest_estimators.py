@@ -7,8 +7,12 @@ import pytest
 from sklearn.base import clone
 from sklearn.datasets import load_iris, make_regression
 
-from mondrianlearn import (MondrianForestClassifier, MondrianForestRegressor,
-                           MondrianTreeClassifier, MondrianTreeRegressor)
+from mondrianlearn import (
+    MondrianForestClassifier,
+    MondrianForestRegressor,
+    MondrianTreeClassifier,
+    MondrianTreeRegressor,
+)
 
 ALL = [MondrianForestClassifier, MondrianForestRegressor, MondrianTreeClassifier,
        MondrianTreeRegressor]

@@ -5,8 +5,12 @@ import pytest
 import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 
-from mondrianlearn import (MondrianForestClassifier, MondrianForestRegressor,
-                           MondrianTreeClassifier, MondrianTreeRegressor)
+from mondrianlearn import (
+    MondrianForestClassifier,
+    MondrianForestRegressor,
+    MondrianTreeClassifier,
+    MondrianTreeRegressor,
+)
 
 ALL = [MondrianForestClassifier, MondrianForestRegressor, MondrianTreeClassifier,
        MondrianTreeRegressor]

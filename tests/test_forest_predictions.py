@@ -7,12 +7,16 @@ applies the formulas of ALGORITHMS.md sections 2-3 literally. Both must agree to
 1e-10 on test points inside, around and far outside the training data.
 """
 
+import naive
 import numpy as np
 import pytest
 
-import naive
-from mondrianlearn import (MondrianForestClassifier, MondrianForestRegressor,
-                           MondrianTreeClassifier, MondrianTreeRegressor)
+from mondrianlearn import (
+    MondrianForestClassifier,
+    MondrianForestRegressor,
+    MondrianTreeClassifier,
+    MondrianTreeRegressor,
+)
 
 TOL = 1e-10
 

@@ -306,9 +306,9 @@ def test_classifier_grows_classes_and_keeps_its_scores():
 
 def test_classifier_sweep_children_inherit_weights():
     """Right after a cut the predictions are unchanged (weights are copied)."""
-    from mondrianlearn.kernel._sweep import FlatForest, sgd_sweep_events
     from mondrianlearn.engine.random import spawn_states
     from mondrianlearn.kernel._features import new_partition, sample_partition
+    from mondrianlearn.kernel._sweep import FlatForest, sgd_sweep_events
 
     X, y = _xor(100)
     trees = []

@@ -150,7 +150,7 @@ def test_online_ridge_updates_equal_batch_solve(rows_per_call):
     ridge.add_cells(np.array([0, 0, 1, 1, 2, 2]))
     ridge.add_features(3)
     all_cells, ys, ws = [], [], []
-    for step in range(6):
+    for _ in range(6):
         n_new = rng.randint(0, 3)
         first = ridge.size
         ridge.add_cells(first + np.arange(n_new))  # new cells, one feature each

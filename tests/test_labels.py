@@ -13,9 +13,13 @@ import numpy as np
 import pytest
 from sklearn.ensemble import RandomForestClassifier
 
-from mondrianlearn import (AMFClassifier, MondrianBoostingClassifier,
-                           MondrianForestClassifier, MondrianKernelClassifier,
-                           MondrianTreeClassifier)
+from mondrianlearn import (
+    AMFClassifier,
+    MondrianBoostingClassifier,
+    MondrianForestClassifier,
+    MondrianKernelClassifier,
+    MondrianTreeClassifier,
+)
 
 CLASSIFIERS = [
     (MondrianForestClassifier, {"n_estimators": 3}),
@@ -182,7 +186,7 @@ RIVER = ["MondrianForestClassifier", "AMFClassifier", "MondrianKernelClassifier"
 
 def _river_stream(labels, n=30, seed=0):
     rng = np.random.RandomState(seed)
-    for i in range(n):
+    for _ in range(n):
         x = {"a": float(rng.uniform()), "b": float(rng.uniform())}
         yield x, labels[int(x["a"] > 0.5)]
 

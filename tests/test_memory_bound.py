@@ -3,8 +3,12 @@
 import numpy as np
 import pytest
 
-from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianForestClassifier,
-                           MondrianForestRegressor)
+from mondrianlearn import (
+    AMFClassifier,
+    AMFRegressor,
+    MondrianForestClassifier,
+    MondrianForestRegressor,
+)
 
 
 def _stream(n, seed=0):

@@ -6,9 +6,16 @@ import joblib
 import numpy as np
 import pytest
 
-from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianBoostingClassifier,
-                           MondrianForestClassifier, MondrianForestRegressor,
-                           MondrianKernelClassifier, MondrianKernelRegressor, __version__)
+from mondrianlearn import (
+    AMFClassifier,
+    AMFRegressor,
+    MondrianBoostingClassifier,
+    MondrianForestClassifier,
+    MondrianForestRegressor,
+    MondrianKernelClassifier,
+    MondrianKernelRegressor,
+    __version__,
+)
 from mondrianlearn.utils.persistence import STATE_FORMAT, IncompatibleModelError
 
 ESTIMATORS = [

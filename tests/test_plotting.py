@@ -1,21 +1,31 @@
 """Each plotting function draws a figure with the expected artists (Agg backend)."""
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-from matplotlib.collections import PolyCollection
-from matplotlib.patches import Rectangle
 
-from mondrianlearn import (MondrianForestClassifier, MondrianForestRegressor,
-                           MondrianTreeClassifier, MondrianTreeRegressor)
+matplotlib = pytest.importorskip("matplotlib", reason="matplotlib is not installed "
+                                 "(the plot extra)")
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
+from matplotlib.patches import Rectangle  # noqa: E402
+
+from mondrianlearn import (
+    MondrianForestClassifier,
+    MondrianForestRegressor,
+    MondrianTreeClassifier,
+    MondrianTreeRegressor,
+)
 from mondrianlearn.evaluation import Trace
-from mondrianlearn.plotting import (plot_decision_functions, plot_mondrian_tree,
-                                    plot_path_weights, plot_predictive_band,
-                                    plot_progressive, toy_datasets)
+from mondrianlearn.plotting import (
+    plot_decision_functions,
+    plot_mondrian_tree,
+    plot_path_weights,
+    plot_predictive_band,
+    plot_progressive,
+    toy_datasets,
+)
 
 
 @pytest.fixture(autouse=True)

@@ -12,12 +12,21 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianBoostingClassifier,
-                           MondrianForestClassifier, MondrianForestRegressor,
-                           MondrianKernelClassifier, MondrianKernelRegressor)
+pytest.importorskip("hypothesis", reason="hypothesis is not installed (the test extra)")
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from mondrianlearn import (
+    AMFClassifier,
+    AMFRegressor,
+    MondrianBoostingClassifier,
+    MondrianForestClassifier,
+    MondrianForestRegressor,
+    MondrianKernelClassifier,
+    MondrianKernelRegressor,
+)
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -18,9 +18,9 @@ import pytest
 pytest.importorskip("river", reason="river is an optional dependency")
 import river.checks  # noqa: E402
 from river import base  # noqa: E402
+from test_river import AMF_PREDICT_BUG  # noqa: E402
 
 from mondrianlearn import river as mlr  # noqa: E402
-from test_river import AMF_PREDICT_BUG  # noqa: E402
 
 SEED = 42
 

@@ -7,8 +7,13 @@ import pytest
 from numpy.testing import assert_array_equal
 
 import mondrianlearn.utils.parallel as parallel
-from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianBoostingClassifier,
-                           MondrianForestClassifier, MondrianForestRegressor)
+from mondrianlearn import (
+    AMFClassifier,
+    AMFRegressor,
+    MondrianBoostingClassifier,
+    MondrianForestClassifier,
+    MondrianForestRegressor,
+)
 from mondrianlearn.utils.fast_path import FAST_MAX_ROWS
 
 CLASSIFIERS = [

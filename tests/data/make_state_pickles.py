@@ -18,11 +18,18 @@ HERE = Path(__file__).resolve().parent
 
 def estimators():
     """``{name: (estimator, task)}``: small models of every estimator with state."""
-    from mondrianlearn import (AMFClassifier, AMFRegressor, MondrianBoostingClassifier,
-                               MondrianForestClassifier, MondrianForestRegressor,
-                               MondrianKernel, MondrianKernelClassifier,
-                               MondrianKernelRegressor, MondrianTreeClassifier,
-                               MondrianTreeRegressor)
+    from mondrianlearn import (
+        AMFClassifier,
+        AMFRegressor,
+        MondrianBoostingClassifier,
+        MondrianForestClassifier,
+        MondrianForestRegressor,
+        MondrianKernel,
+        MondrianKernelClassifier,
+        MondrianKernelRegressor,
+        MondrianTreeClassifier,
+        MondrianTreeRegressor,
+    )
 
     return {
         "MondrianForestClassifier": (MondrianForestClassifier(n_estimators=3, random_state=0), "c"),
