@@ -394,7 +394,8 @@ def test_amf_rescaled_to_common_units_predicts_the_same():
 
 # --------------------------------------------------------------------- river
 def test_river_adapter_learns_in_units_and_gives_late_features_unit_one():
-    river = pytest.importorskip("mondrianlearn.river")
+    pytest.importorskip("river", reason="river is not installed (the river extra)")
+    import mondrianlearn.river as river
     X, y = _data(AMFClassifier, n=200)
     adapter = river.AMFClassifier(n_estimators=3, seed=0)
     model = AMFClassifier(n_estimators=3, random_state=0)
