@@ -10,8 +10,12 @@
   the first line of a text file holds column names.
 """
 
-from ._benchmarks import (BENCHMARK_DATASETS, DatasetNotFoundError, benchmark_data_home,
-                          load_benchmark)
+from ._benchmarks import (
+                          BENCHMARK_DATASETS,
+                          DatasetNotFoundError,
+                          benchmark_data_home,
+                          load_benchmark,
+)
 from ._bundled import load_electricity
 from ._files import DataFileError, DataFileInfo, detect_header, load_file
 

@@ -122,7 +122,8 @@ def load_benchmark(name, data_home=None):
         datasets with a standard split. Datasets without one (spambase, bank,
         electricity, bananas, california_housing) are returned whole, in file order,
         as ``X, y``; ``adult`` (rows with a missing value dropped) joins its train
-        and test files in the same way and also gives the split. ``task`` and ``description`` say what it is.
+        and test files in the same way and also gives the split. ``task`` and
+        ``description`` say what it is.
 
     Raises
     ------

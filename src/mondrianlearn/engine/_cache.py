@@ -18,7 +18,7 @@ caching keeps working with numba's own per-file stamp.
 import hashlib
 import os
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
@@ -54,7 +54,7 @@ def imported_files(path, root=PACKAGE_ROOT):
     return set(_imported_files(path, root, st.st_mtime_ns, st.st_size))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _imported_files(path, root, mtime, size):
     package = list(path.parent.relative_to(root).parts)
     found = set()
@@ -84,7 +84,7 @@ def _imported_files(path, root, mtime, size):
     return frozenset(found)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _file_digest(path, mtime, size):
     with open(path, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()
@@ -108,7 +108,7 @@ def source_closure(path, root=PACKAGE_ROOT):
     return sorted(seen)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _process_stamp(path):
     return source_stamp(path)
 

@@ -13,10 +13,20 @@ import numpy as np
 
 from ..engine._jit import kernel
 from ..engine.tree import META_MAX_LEAF_POINTS, META_N_NODES
-from ..engine.tree_table import (COLUMN_SAMPLE_MULT, COLUMN_SAMPLE_NEXT, COLUMN_STATS,
-                                 SIZE_NODES, SIZE_SAMPLE_MULT, SIZE_SAMPLE_NEXT,
-                                 finite_rows, float_matrix_at, float_vector_at,
-                                 int_vector_at, rng_at, tree_at)
+from ..engine.tree_table import (
+    COLUMN_SAMPLE_MULT,
+    COLUMN_SAMPLE_NEXT,
+    COLUMN_STATS,
+    SIZE_NODES,
+    SIZE_SAMPLE_MULT,
+    SIZE_SAMPLE_NEXT,
+    finite_rows,
+    float_matrix_at,
+    float_vector_at,
+    int_vector_at,
+    rng_at,
+    tree_at,
+)
 from ..forest._forest_kernels import store_rows
 from ..forest._smoothing import _proba_rows
 from ._kernels import boost_rows

@@ -15,16 +15,21 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..engine.growth import close_pending_blocks
 from ..engine.random import spawn_states
 from ..engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, SampleStore, TreeState
-from ..utils.parallel import map_trees
 from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import ONES, fast_call
+from ..utils.parallel import map_trees
 from ..utils.validation import check_X_predict
-from ..engine.growth import close_pending_blocks
+from ._additive import (
+    accumulate_new_nodes,
+    draw_multiplicities,
+    extend_tree,
+    regrow_and_count,
+    sample_tree,
+)
 from ._forest_kernels import extend_forest, store_rows
-from ._additive import (accumulate_new_nodes, draw_multiplicities, extend_tree,
-                        regrow_and_count, sample_tree)
 
 _BIG_DEPTH = 2**62
 

@@ -29,8 +29,10 @@ _FREE_PARAMETERS = ("n_estimators", "random_state", "n_jobs")
 
 MERGEABLE_FORESTS = {
     # class name: (module, "module:function" merging fitted forests of that class)
-    "MondrianForestClassifier": ("mondrianlearn.forest", "mondrianlearn.forest._merge:merge_mondrian_forests"),
-    "MondrianForestRegressor": ("mondrianlearn.forest", "mondrianlearn.forest._merge:merge_mondrian_forests"),
+    "MondrianForestClassifier": ("mondrianlearn.forest",
+                                 "mondrianlearn.forest._merge:merge_mondrian_forests"),
+    "MondrianForestRegressor": ("mondrianlearn.forest",
+                                "mondrianlearn.forest._merge:merge_mondrian_forests"),
     "AMFClassifier": ("mondrianlearn.amf", "mondrianlearn.amf._merge:merge_amf_forests"),
     "AMFRegressor": ("mondrianlearn.amf", "mondrianlearn.amf._merge:merge_amf_forests"),
 }

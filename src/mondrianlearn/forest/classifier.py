@@ -12,7 +12,6 @@ from ..utils.validation import check_classifier_batch, check_classifier_fit
 from ._base import BaseMondrianForest
 from ._smoothing import ikn_posterior, predict_proba_tree
 
-
 _NO_TARGETS = np.empty(0)
 """``targets`` of the fast path's store kernel for classification (none)."""
 

@@ -8,8 +8,13 @@ from ..utils.fast_path import FAST_MAX_ROWS, fast_call
 from ..utils.parallel import map_trees
 from ..utils.validation import check_regressor_batch, check_X_y_batch
 from ._base import _MAX_SCALED_TARGET, BaseMondrianForest
-from ._smoothing import (node_moments, node_variances, path_lengths, path_weights_tree,
-                         predict_moments_tree)
+from ._smoothing import (
+    node_moments,
+    node_variances,
+    path_lengths,
+    path_weights_tree,
+    predict_moments_tree,
+)
 
 _NO_VARIANCES = np.empty(0)
 """``variances`` of ``predict_moments_tree`` when only the means are wanted."""

@@ -22,17 +22,38 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..engine.random import spawn_states
 from ..engine.tree import LEAF
+from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import FAST_MAX_ROWS, ONES, fast_call
 from ..utils.parallel import map_trees
-from ..utils.estimator import TreeModelMixin
-from ..utils.validation import (check_classifier_batch, check_classifier_fit, check_X_predict,
-                                check_X_y_batch)
-from ._features import (FastPartitionsMixin, assign_cells, assign_columns,
-                        assign_feature_columns, capped_lifetime, csr_rows, cut_times,
-                        extend_partition_rows, feature_matrix, kept_nodes, leaves_of,
-                        new_partition, pruned_copy, sample_partition)
-from ._ridge import (OnlineRidge, gram_remove_rows, log_marginal_likelihood, lower_solve,
-                     one_blas_thread)
+from ..utils.validation import (
+    check_classifier_batch,
+    check_classifier_fit,
+    check_X_predict,
+    check_X_y_batch,
+)
+from ._features import (
+    FastPartitionsMixin,
+    assign_cells,
+    assign_columns,
+    assign_feature_columns,
+    capped_lifetime,
+    csr_rows,
+    cut_times,
+    extend_partition_rows,
+    feature_matrix,
+    kept_nodes,
+    leaves_of,
+    new_partition,
+    pruned_copy,
+    sample_partition,
+)
+from ._ridge import (
+    OnlineRidge,
+    gram_remove_rows,
+    log_marginal_likelihood,
+    lower_solve,
+    one_blas_thread,
+)
 from ._sweep import FlatForest, RidgeSweep, sgd_epochs, sgd_sweep
 
 

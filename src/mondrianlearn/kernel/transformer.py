@@ -3,19 +3,30 @@
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..engine.random import spawn_states
+from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import fast_call
 from ..utils.parallel import map_trees
-from ..utils.estimator import TreeModelMixin
 from ..utils.validation import check_X_predict
-from ._features import (FastPartitionsMixin, assign_columns, csr_rows,
-                        extend_partition_rows, feature_matrix, new_partition,
-                        sample_partition)
+from ._features import (
+    FastPartitionsMixin,
+    assign_columns,
+    csr_rows,
+    extend_partition_rows,
+    feature_matrix,
+    new_partition,
+    sample_partition,
+)
 
 
 def _check_X_fit(estimator, X, reset):
