@@ -177,12 +177,15 @@ def _learn_classifier_rows(tree, X, keys, weights, start, counts, total, log_wei
         leaf, new_parent, sibling, fresh = _extend(tree, X, keys, i, split_pure, rng,
                                                    excess, path, max_nodes, no_samples)
         if new_parent >= 0:
-            counts[new_parent, :] = counts[sibling, :]
+            # Scalar loops: a row copy compiles numba's shape-mismatch error (seconds).
+            for k in range(counts.shape[1]):
+                counts[new_parent, k] = counts[sibling, k]
             total[new_parent] = total[sibling]
             log_weight[new_parent] = log_weight[sibling]
             log_weight_tree[new_parent] = log_weight_tree[sibling]
         if fresh:
-            counts[leaf, :] = 0.0
+            for k in range(counts.shape[1]):
+                counts[leaf, k] = 0.0
             total[leaf] = 0.0
             log_weight[leaf] = 0.0
             log_weight_tree[leaf] = 0.0

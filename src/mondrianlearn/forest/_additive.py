@@ -152,8 +152,10 @@ def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
         tree, X[s], keys[s], s, sample_next, lifetime, use_pausing, True, rng, excess,
         path)
     if new_parent >= 0:
-        stats[new_parent, :] = stats[sibling, :]
-        stats[leaf, :] = 0.0
+        # Scalar loops: a row copy compiles numba's shape-mismatch error (seconds).
+        for k in range(stats.shape[1]):
+            stats[new_parent, k] = stats[sibling, k]
+            stats[leaf, k] = 0.0
     _add_along_path(tree, stats, point_stats, s, keys[s], multiplicity, leaf, one_hot)
     must_regrow = use_pausing and leaf_must_unpause(tree, leaf, pause_pure,
                                                     min_samples_split)
