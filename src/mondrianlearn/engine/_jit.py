@@ -8,20 +8,94 @@ fast-math flags would break.
 
 The loops over rows and nodes run over ``borrowed`` arrays, whose uses the
 compiled code does not reference-count (see ``borrowed``).
+
+Compile time (a first run with an empty cache compiles every kernel it reaches):
+
+- numba compiles a kernel once per signature. A kernel called from another kernel
+  with a constant argument (``1``, ``True``) would be compiled again for that
+  constant's literal type; calls between kernels use the plain types instead.
+- a kernel called from another kernel is compiled without the wrapper that converts
+  Python arguments (for a tree, 13 arrays), which only Python calls need; called
+  from Python, it is an ordinary numba dispatcher (see ``KernelDispatcher``). A
+  kernel that both Python and other kernels call in the same run would then be
+  compiled twice: ``shared_kernel`` compiles it once, with the wrapper.
+- no kernel has the C-callable wrapper of numba's first-class functions.
 """
 
 from numba import njit, types
-from numba.core import cgutils
+from numba.core import cgutils, config
+from numba.core.caching import FunctionCache
+from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic
 
 from ._cache import install as _install_cache_locators
 
 _install_cache_locators()  # cached code is stale when any module it includes changes
 
-kernel = njit(cache=True, nogil=True)
-"""Decorator for a compiled kernel."""
+_OPTIONS = {"nopython": True, "nogil": True, "no_cfunc_wrapper": True}
 
-inline_kernel = njit(cache=True, nogil=True, inline="always")
+
+class _NestedCache(FunctionCache):
+    """The disk cache of a kernel compiled for other kernels: its entries are kept
+    apart from those compiled for Python (numba's cache key ignores the wrapper)."""
+
+    def _index_key(self, sig, codegen):
+        return super()._index_key(sig, codegen) + ("nested",)
+
+
+class KernelDispatcher(CPUDispatcher):
+    """The dispatcher of a kernel (see the module docstring).
+
+    Called from Python, it compiles and runs the kernel as numba's dispatcher does.
+    When another kernel calls it, the call is typed and linked with the plain
+    (non-literal) argument types, through a second dispatcher that compiles the
+    kernel without its Python wrapper (``shared``: through this one, wrapper
+    included). Both are cached on disk.
+    """
+
+    shared = False
+
+    def _nested(self):
+        nested = self.__dict__.get("_nested_dispatcher")
+        if nested is None:
+            options = dict(self.targetoptions, no_cpython_wrapper=True)
+            nested = CPUDispatcher(self.py_func, locals=self.locals, targetoptions=options)
+            nested._cache = _NestedCache(self.py_func)
+            self._nested_dispatcher = nested
+        return nested
+
+    def get_call_template(self, args, kws):
+        args = tuple(types.unliteral(a) for a in args)
+        kws = {k: types.unliteral(v) for k, v in kws.items()}
+        if self.shared:
+            return super().get_call_template(args, kws)
+        return self._nested().get_call_template(args, kws)
+
+    def get_overload(self, sig):
+        if self.shared:
+            return super().get_overload(sig)
+        return self._nested().get_overload(sig)
+
+
+def kernel(function):
+    """Decorator for a compiled kernel."""
+    if config.DISABLE_JIT:
+        return function
+    dispatcher = KernelDispatcher(function, targetoptions=dict(_OPTIONS))
+    dispatcher.enable_caching()
+    return dispatcher
+
+
+def shared_kernel(function):
+    """Decorator for a kernel that Python code and other kernels both call on the
+    common path: compiled once, with its Python wrapper, for both."""
+    dispatcher = kernel(function)
+    if isinstance(dispatcher, KernelDispatcher):
+        dispatcher.shared = True
+    return dispatcher
+
+
+inline_kernel = njit(cache=True, nogil=True, inline="always", no_cfunc_wrapper=True)
 """Decorator for a function that takes a whole tree and is called once per node or
 per point (small helpers, and the extension itself): inlined at compile time, because
 a call that passes the tree's arrays pays a reference-count round trip for each of
