@@ -23,7 +23,7 @@ import numpy as np
 
 from ..engine._jit import borrowed, inline_kernel, kernel
 from ..engine.extension import absorb_to_leaf, extend_to_leaf
-from ..engine.growth import new_node, sample_blocks
+from ..engine.growth import new_node
 from ..engine.random import poisson
 from ..engine.tree import LEAF, META_N_NODES, META_ROOT, borrowed_tree
 from ..engine.variances import shrunk_variances, variance_decay
@@ -58,16 +58,20 @@ def log_mean_exp2(a, b):
 
 @kernel
 def _plant_root(tree, X, keys, i, rng):
-    """Make a one-point tree from row ``i`` (a single leaf, via the engine's sampler)."""
+    """Make a one-point tree from row ``i``: a single leaf whose box is the point.
+
+    What the engine's sampler makes of one point without pausing: a block of zero
+    extent is never cut (its split time is infinite, drawn without using ``rng``).
+    Written out, so that learning does not compile the sampler.
+    """
     root = new_node(tree, -1)
     tree.meta[META_ROOT] = root
-    indices = np.full(1, i, dtype=np.int64)
-    stack = np.zeros((2, 3), dtype=np.int64)
-    stack[0, 0] = root
-    stack[0, 1] = 0
-    stack[0, 2] = 1
-    sample_blocks(tree, X, keys, np.empty(0, dtype=np.int64), indices, stack, 1,
-                  np.inf, False, False, 2, rng)
+    for d in range(X.shape[1]):
+        tree.lower[root, d] = X[i, d]
+        tree.upper[root, d] = X[i, d]
+    tree.n_points[root] = 1
+    tree.label[root] = keys[i]
+    tree.time[root] = np.inf
     return root
 
 
