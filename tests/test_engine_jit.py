@@ -86,3 +86,63 @@ def test_keep_alive_holds_work_arrays_of_an_inlined_loop():
         out = np.zeros_like(X)
         assert _allocate_and_fill(X, out) == 40
         np.testing.assert_array_equal(out, 2.0 * X + 1.0)
+
+
+_LINKED_MODULE = '''
+import numpy as np
+
+from mondrianlearn.engine._jit import kernel
+
+
+@kernel
+def scaled(x, k):
+    if k < 0.0:
+        raise ValueError("negative scale")
+    return x * k
+
+
+@kernel
+def sum_scaled(X, k):
+    total = 0.0
+    for i in range(X.shape[0]):
+        total += scaled(X[i], k)
+    return total
+'''
+
+_LINKED_RUN = '''
+import numpy as np
+import linked_kernels as m
+
+print(m.sum_scaled(np.arange(5.0), 2.0), m.scaled(3.0, 2.0),
+      m.sum_scaled.stats.cache_hits.get(m.sum_scaled.signatures[0], 0),
+      "_nested_dispatcher" in m.scaled.__dict__)
+try:
+    m.sum_scaled(np.arange(5.0), -1.0)
+except ValueError as error:
+    print(error)
+'''
+
+
+def test_kernels_called_by_kernels_run_and_load_from_the_disk_cache(tmp_path):
+    # A kernel compiled for other kernels has no machine code of its own: the
+    # kernel that calls it carries it, in memory and in numba's disk cache.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import mondrianlearn
+
+    (tmp_path / "linked_kernels.py").write_text(_LINKED_MODULE)
+    source = str(Path(mondrianlearn.__file__).resolve().parents[1])
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(tmp_path), source]))
+
+    def run():
+        return subprocess.run([sys.executable, "-c", _LINKED_RUN], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, check=True).stdout.split("\n")
+
+    cold, warm = run(), run()
+    assert cold[0] == "20.0 6.0 0 True" and cold[1] == "negative scale"
+    # From the cache: the calling kernel is loaded, the called one not compiled.
+    assert warm[0] == "20.0 6.0 1 False" and warm[1] == "negative scale"

@@ -19,13 +19,23 @@ Compile time (a first run with an empty cache compiles every kernel it reaches):
   from Python, it is an ordinary numba dispatcher (see ``KernelDispatcher``). A
   kernel that both Python and other kernels call in the same run would then be
   compiled twice: ``shared_kernel`` compiles it once, with the wrapper.
+- numba links the code of every kernel a kernel calls into it, then optimises and
+  generates machine code for the whole. A kernel compiled for other kernels is
+  only ever used that way, so its own code is left unoptimised and gets no machine
+  code (``_LinkedLibrary``): each piece of code is optimised and made into
+  machine code once per kernel that Python calls, instead of once more for every
+  kernel between them. Such code has nothing to store in numba's disk cache; the
+  kernels that Python calls are cached with it inside.
 - no kernel has the C-callable wrapper of numba's first-class functions.
 """
 
-from numba import njit, types
+from numba import _dynfunc, njit, types
 from numba.core import cgutils, config
-from numba.core.caching import FunctionCache
+from numba.core.codegen import JITCodeLibrary
+from numba.core.compiler import CompilerBase, DefaultPassBuilder, _LowerResult
+from numba.core.compiler_machinery import register_pass
 from numba.core.registry import CPUDispatcher
+from numba.core.typed_passes import NativeLowering
 from numba.extending import intrinsic
 
 from ._cache import install as _install_cache_locators
@@ -35,12 +45,59 @@ _install_cache_locators()  # cached code is stale when any module it includes ch
 _OPTIONS = {"nopython": True, "nogil": True, "no_cfunc_wrapper": True}
 
 
-class _NestedCache(FunctionCache):
-    """The disk cache of a kernel compiled for other kernels: its entries are kept
-    apart from those compiled for Python (numba's cache key ignores the wrapper)."""
+class _LinkedLibrary(JITCodeLibrary):
+    """The code of a kernel that only other kernels call (see the module docstring).
 
-    def _index_key(self, sig, codegen):
-        return super()._index_key(sig, codegen) + ("nested",)
+    Finalising it only links in the code it calls: the kernels that link it
+    optimise it and generate its machine code, with their own.
+    """
+
+    def finalize(self):
+        for library in dict.fromkeys(self._linking_libraries):
+            self._reload_init.update(library._reload_init)
+            self._final_module.link_in(library._get_module_for_linking(), preserve=True)
+        self._finalized = True
+
+
+@register_pass(mutates_CFG=True, analysis_only=False)
+class _LinkedLowering(NativeLowering):
+    """numba's lowering, for a kernel compiled for other kernels: its code goes into
+    a ``_LinkedLibrary``, and no machine code is made for it."""
+
+    _name = "mondrianlearn_linked_lowering"
+
+    def run_pass(self, state):
+        no_compile = state.flags.no_compile
+        state.flags.no_compile = True  # lower only: no machine code, no environment
+        try:
+            super().run_pass(state)
+        finally:
+            state.flags.no_compile = no_compile
+        library = state.library
+        library.__class__ = _LinkedLibrary
+        lowered = state["cr"]
+        fndesc = lowered.fndesc
+        # The object that numba files the kernel's code under, for its callers; it
+        # has no machine code behind it and is never called.
+        handle = _dynfunc.make_function(fndesc.lookup_module(),
+                                        fndesc.qualname.split(".")[-1], "", 0,
+                                        lowered.env, (library,))
+        state.targetctx.insert_user_function(handle, fndesc, [library])
+        state.reload_init.extend(library._reload_init)
+        state["cr"] = _LowerResult(fndesc, lowered.call_helper, cfunc=handle,
+                                   env=lowered.env)
+        return True
+
+
+class _LinkedCompiler(CompilerBase):
+    """numba's nopython pipeline with ``_LinkedLowering`` for its lowering."""
+
+    def define_pipelines(self):
+        pipeline = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pipeline.passes[:] = [(_LinkedLowering if p is NativeLowering else p, d)
+                              for p, d in pipeline.passes]
+        pipeline.finalize()
+        return [pipeline]
 
 
 class KernelDispatcher(CPUDispatcher):
@@ -49,8 +106,9 @@ class KernelDispatcher(CPUDispatcher):
     Called from Python, it compiles and runs the kernel as numba's dispatcher does.
     When another kernel calls it, the call is typed and linked with the plain
     (non-literal) argument types, through a second dispatcher that compiles the
-    kernel without its Python wrapper (``shared``: through this one, wrapper
-    included). Both are cached on disk.
+    kernel for other kernels only: without its Python wrapper and without machine
+    code of its own (``shared``: through this one, wrapper and machine code
+    included). Only this one is cached on disk.
     """
 
     shared = False
@@ -59,8 +117,8 @@ class KernelDispatcher(CPUDispatcher):
         nested = self.__dict__.get("_nested_dispatcher")
         if nested is None:
             options = dict(self.targetoptions, no_cpython_wrapper=True)
-            nested = CPUDispatcher(self.py_func, locals=self.locals, targetoptions=options)
-            nested._cache = _NestedCache(self.py_func)
+            nested = CPUDispatcher(self.py_func, locals=self.locals, targetoptions=options,
+                                   pipeline_class=_LinkedCompiler)
             self._nested_dispatcher = nested
         return nested
 
