@@ -5,7 +5,7 @@ import pytest
 from numba import njit
 from numba.core.errors import TypingError
 
-from mondrianlearn.engine._jit import borrowed, keep_alive
+from mondrianlearn.engine._jit import borrowed
 from mondrianlearn.engine.tree import borrowed_tree, empty_tree
 
 
@@ -58,34 +58,6 @@ def test_borrowed_rejects_non_arrays():
 
     with pytest.raises(TypingError):
         bad(1.0)
-
-
-@njit(inline="always")
-def _fill_rows(X, work, out):
-    X, work, out = borrowed(X), borrowed(work), borrowed(out)
-    for i in range(X.shape[0]):
-        for j in range(X.shape[1]):
-            work[j] = 2.0 * X[i, j]
-        for j in range(X.shape[1]):
-            out[i, j] = work[j] + 1.0
-    return X.shape[0]
-
-
-@njit
-def _allocate_and_fill(X, out):
-    work = np.empty(X.shape[1])
-    n = _fill_rows(X, work, out)  # inlined: the views of ``work`` are used here
-    keep_alive(work)
-    return n
-
-
-def test_keep_alive_holds_work_arrays_of_an_inlined_loop():
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(40, 5))
-    for _ in range(200):
-        out = np.zeros_like(X)
-        assert _allocate_and_fill(X, out) == 40
-        np.testing.assert_array_equal(out, 2.0 * X + 1.0)
 
 
 _LINKED_MODULE = '''

@@ -158,13 +158,7 @@ inline_kernel = njit(cache=True, nogil=True, inline="always", no_cfunc_wrapper=T
 per point (small helpers, and the extension itself): inlined at compile time, because
 a call that passes the tree's arrays pays a reference-count round trip for each of
 them. Helpers called per node that need only a few arrays take those arrays instead
-(``engine.boxes``); inlining is not always faster, so each use was measured.
-
-Also for the loop of a kernel that only allocates its work arrays and runs the loop
-(see ``keep_alive``): inlined, the loop is compiled once, in that kernel; as a separate
-kernel, the caller would optimise and generate machine code for it and everything it
-calls a second time. A large loop with many inlined helpers is the exception: numba
-copies the whole inlined body, which can cost more than the second compilation."""
+(``engine.boxes``); inlining is not always faster, so each use was measured."""
 
 
 @intrinsic
@@ -179,8 +173,7 @@ def borrowed(typingctx, array):
     Only borrow the *arguments* of the kernel that runs the loop, at its top: its
     caller holds them until it returns. An array allocated in the same kernel may be
     freed after its last use by name, which can come before the uses of the view;
-    allocate such arrays in a caller and pass them in (or, in a caller into which the
-    loop is inlined, ``keep_alive`` them after it). A borrowed view must never be
+    allocate such arrays in a caller and pass them in. A borrowed view must never be
     returned or stored.
     """
     if not isinstance(array, types.Array):
@@ -208,18 +201,3 @@ def address_to_pointer(typingctx, address):
         return builder.inttoptr(args[0], cgutils.voidptr_t)
 
     return types.voidptr(address), codegen
-
-
-@intrinsic
-def keep_alive(typingctx, value):
-    """Use ``value`` (an array or a tuple of arrays) here, doing nothing with it.
-
-    Compiled code frees an array after the last use of its variable. A kernel that
-    allocates work arrays and runs an inlined loop over borrowed views of them calls
-    ``keep_alive`` on them after the loop, so that they outlive the views.
-    """
-
-    def codegen(context, builder, signature, args):
-        return context.get_dummy_value()
-
-    return types.none(value), codegen

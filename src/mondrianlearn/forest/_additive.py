@@ -15,7 +15,7 @@ partition; a positive multiplicity only scales the statistics.
 
 import numpy as np
 
-from ..engine._jit import borrowed, inline_kernel, keep_alive, kernel
+from ..engine._jit import borrowed, inline_kernel, kernel
 from ..engine.extension import (absorb_to_leaf, extend_to_leaf, leaf_must_unpause,
                                 regrow_leaf)
 from ..engine.growth import sample_blocks
@@ -180,23 +180,19 @@ def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
     A tree with ``max_nodes`` nodes or close to it no longer grows: each point then
     widens the boxes and updates the statistics along its path to a leaf.
     """
-    excess = np.empty(X.shape[1])
-    path = np.empty(tree.parent.shape[0], dtype=np.int64)
-    position = _extend_points(tree, X, keys, point_stats, stats, sample_next, sample_mult,
-                              sample_ids, start, bootstrap, lifetime, use_pausing,
-                              pause_pure, min_samples_split, rng, pending, max_nodes,
-                              one_hot, excess, path)
-    keep_alive((excess, path))
-    return position
+    return _extend_points(tree, X, keys, point_stats, stats, sample_next, sample_mult,
+                          sample_ids, start, bootstrap, lifetime, use_pausing, pause_pure,
+                          min_samples_split, rng, pending, max_nodes, one_hot,
+                          np.empty(X.shape[1]),
+                          np.empty(tree.parent.shape[0], dtype=np.int64))
 
 
-@inline_kernel
+@kernel
 def _extend_points(tree, X, keys, point_stats, stats, sample_next, sample_mult,
                    sample_ids, start, bootstrap, lifetime, use_pausing, pause_pure,
                    min_samples_split, rng, pending, max_nodes, one_hot, excess, path):
     """The loop of ``extend_tree`` over borrowed arrays (``excess``, ``path``: work
-    space; see ``engine._jit.borrowed``). Inlined: a separate kernel would make the
-    caller compile everything it calls a second time."""
+    space; see ``engine._jit.borrowed``)."""
     tree = borrowed_tree(tree)
     X, keys, stats = borrowed(X), borrowed(keys), borrowed(stats)
     point_stats = borrowed(point_stats)

@@ -14,7 +14,7 @@ parent's (``engine.variances``).
 
 import numpy as np
 
-from ..engine._jit import borrowed, inline_kernel, keep_alive, kernel
+from ..engine._jit import borrowed, inline_kernel, kernel
 from ..engine.paths import branch_off_path
 from ..engine.tree import LEAF, META_N_NODES, META_ROOT, borrowed_tree
 from ..engine.variances import shrunk_variances, variance_decay
@@ -199,17 +199,15 @@ def predict_proba_point(tree, counts, x, gamma, max_depth, scale, out, nodes, re
 def predict_proba_tree(tree, counts, X, gamma, max_depth, scale, out):
     """Add ``scale`` times the class probabilities of one tree to ``out`` (all rows)."""
     nodes, reals, classes = path_buffers(tree, counts.shape[1])
-    excess = np.empty(X.shape[1])
     _proba_rows(tree, counts, X, gamma, max_depth, scale, out, nodes, reals, classes,
-                excess)
-    keep_alive((nodes, reals, classes, excess))
+                np.empty(X.shape[1]))
 
 
-@inline_kernel
+@kernel
 def _proba_rows(tree, counts, X, gamma, max_depth, scale, out, nodes, reals, classes,
                 excess):
     """The loop of ``predict_proba_tree`` over borrowed arrays (see
-    ``engine._jit.borrowed``), inlined into it as ``_extend_points`` is."""
+    ``engine._jit.borrowed``)."""
     tree = borrowed_tree(tree)
     counts, X, out = borrowed(counts), borrowed(X), borrowed(out)
     nodes, reals, classes = borrowed(nodes), borrowed(reals), borrowed(classes)
@@ -231,9 +229,8 @@ def predict_moments_tree(tree, stats, variances, X, max_depth, out_mean, out_var
     mean)^2)``. With ``variances`` empty only the mean is computed (``out_variance``
     is left as is).
     """
-    work = _path_work_space(tree, X)
-    _moments_rows(tree, stats, variances, X, max_depth, out_mean, out_variance, work)
-    keep_alive(work)
+    _moments_rows(tree, stats, variances, X, max_depth, out_mean, out_variance,
+                  _path_work_space(tree, X))
 
 
 @kernel
@@ -253,9 +250,9 @@ def _borrowed_path_work(work):
             borrowed(excess))
 
 
-@inline_kernel
+@kernel
 def _moments_rows(tree, stats, variances, X, max_depth, out_mean, out_variance, work):
-    """The loop of ``predict_moments_tree`` over borrowed arrays (inlined)."""
+    """The loop of ``predict_moments_tree`` over borrowed arrays."""
     tree = borrowed_tree(tree)
     stats, variances, X = borrowed(stats), borrowed(variances), borrowed(X)
     out_mean, out_variance = borrowed(out_mean), borrowed(out_variance)
@@ -337,14 +334,12 @@ def path_weights_tree(tree, X, max_depth, indptr, indices, weights):
 
     ``indptr`` must already hold the row offsets (path lengths, from ``path_lengths``).
     """
-    work = _path_work_space(tree, X)
-    _weights_rows(tree, X, max_depth, indptr, indices, weights, work)
-    keep_alive(work)
+    _weights_rows(tree, X, max_depth, indptr, indices, weights, _path_work_space(tree, X))
 
 
-@inline_kernel
+@kernel
 def _weights_rows(tree, X, max_depth, indptr, indices, weights, work):
-    """The loop of ``path_weights_tree`` over borrowed arrays (inlined)."""
+    """The loop of ``path_weights_tree`` over borrowed arrays."""
     tree = borrowed_tree(tree)
     X, indptr = borrowed(X), borrowed(indptr)
     indices, weights = borrowed(indices), borrowed(weights)
