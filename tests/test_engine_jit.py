@@ -118,3 +118,60 @@ def test_kernels_called_by_kernels_run_and_load_from_the_disk_cache(tmp_path):
     assert cold[0] == "20.0 6.0 0 True" and cold[1] == "negative scale"
     # From the cache: the calling kernel is loaded, the called one not compiled.
     assert warm[0] == "20.0 6.0 1 False" and warm[1] == "negative scale"
+
+
+@pytest.mark.parametrize("options", [{}, {"bootstrap": True}, {"max_nodes": 40}])
+@pytest.mark.parametrize("name", ["MondrianForestClassifier", "MondrianForestRegressor",
+                                  "AMFClassifier", "AMFRegressor",
+                                  "MondrianBoostingClassifier", "MondrianKernelClassifier",
+                                  "MondrianKernelRegressor", "MondrianKernel"])
+def test_kernels_free_every_array_they_allocate(name, options):
+    # Most kernels run without numba's reference counting (engine._jit.kernel); an
+    # array made by a kernel that does count and handed to one that does not would
+    # never be freed, and one freed twice would corrupt memory. Once the models are
+    # gone, numba's runtime must have freed as many arrays as it allocated.
+    import gc
+    import inspect
+
+    from numba.core.runtime import _nrt_python, rtsys
+
+    import mondrianlearn
+
+    model_class = getattr(mondrianlearn, name)
+    if options and not all(p in model_class().get_params() for p in options):
+        pytest.skip("option not offered by this model")
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(700, 4))
+    y = (X[:, 0] + 0.3 * rng.normal(size=700) > 0.5).astype(int)
+    if not hasattr(model_class, "predict_proba"):
+        y = X[:, 0] + 0.1 * rng.normal(size=700)
+
+    def use_models():
+        model_class(random_state=0, **options).fit(X[:200], y[:200])
+        model = model_class(random_state=0, **options)
+        model.partial_fit(X[:100], y[:100])
+        model.partial_fit(X[100:300], y[100:300])
+        for i in range(300, 330):
+            model.partial_fit(X[i:i + 1], y[i:i + 1])
+        for rows in (X, X[:5]):
+            if hasattr(model, "predict_proba"):
+                model.predict_proba(rows)
+            elif hasattr(model, "transform"):
+                model.transform(rows)
+            else:
+                model.predict(rows)
+                if "return_std" in inspect.signature(model.predict).parameters:
+                    model.predict(rows, return_std=True)
+
+    use_models()  # compiles (or loads) the kernels first
+    gc.collect()
+    _nrt_python.memsys_enable_stats()
+    try:
+        before = rtsys.get_allocation_stats()
+        use_models()
+        gc.collect()
+        after = rtsys.get_allocation_stats()
+    finally:
+        _nrt_python.memsys_disable_stats()
+    assert after.alloc - before.alloc == after.free - before.free
+    assert after.mi_alloc - before.mi_alloc == after.mi_free - before.mi_free

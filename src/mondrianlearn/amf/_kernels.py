@@ -119,7 +119,7 @@ def _update_tree_weight(left, right, log_weight, log_weight_tree, node):
         log_weight_tree[node] = log_mean_exp2(log_weight[node], children)
 
 
-@kernel
+@kernel(allocates=True)
 def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weight,
                           log_weight_tree, step, dirichlet, split_pure, rng, bootstrap,
                           max_nodes, count_first):
@@ -152,7 +152,7 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
                                   excess, path, no_samples)
 
 
-@kernel
+@kernel(allocates=True)
 def _learn_work_space(tree, X):
     """Work arrays of the learning loops (allocated outside them: see ``borrowed``)."""
     return (np.empty(X.shape[1]), np.empty(tree.parent.shape[0], dtype=np.int64),
@@ -234,7 +234,7 @@ def target_moments(z, weights, moments, prior, spread):
     moments[0], moments[1], moments[2] = total, mean, sq_dev
 
 
-@kernel
+@kernel(allocates=True)
 def learn_regressor_tree(tree, X, keys, y, weights, prior, spread, start, total, mean,
                          sq_dev, log_weight, log_weight_tree, step, split_pure, rng,
                          bootstrap, max_nodes, count_first):
@@ -311,7 +311,7 @@ def _learn_regressor_rows(tree, X, keys, y, weights, prior, spread, start, total
     return X.shape[0]
 
 
-@kernel
+@kernel(allocates=True)
 def node_variances(tree, total, sq_dev, prior_variance, prior_weight):
     """Variance of each node's forecaster: the posterior mean of its targets'
     variance under a conjugate prior centred on its parent's variance times the

@@ -6,8 +6,10 @@ trained and queried from several threads at once). ``fastmath`` is left off on
 purpose: Mondrian split times and boxes use infinity, which the no-inf/no-NaN
 fast-math flags would break.
 
-The loops over rows and nodes run over ``borrowed`` arrays, whose uses the
-compiled code does not reference-count (see ``borrowed``).
+Most kernels are compiled without numba's reference-counting runtime: they work in
+arrays that they are given (``kernel``). The few that allocate arrays have it; the
+loops in them run over ``borrowed`` arrays, whose uses the compiled code does not
+reference-count (see ``borrowed``).
 
 Compile time (a first run with an empty cache compiles every kernel it reaches):
 
@@ -21,13 +23,17 @@ Compile time (a first run with an empty cache compiles every kernel it reaches):
   compiled twice: ``shared_kernel`` compiles it once, with the wrapper.
 - numba links the code of every kernel a kernel calls into it, then optimises and
   generates machine code for the whole. A kernel compiled for other kernels is
-  only ever used that way, so its own code is left unoptimised and gets no machine
-  code (``_LinkedLibrary``): each piece of code is optimised and made into
-  machine code once per kernel that Python calls, instead of once more for every
-  kernel between them. Such code has nothing to store in numba's disk cache; the
-  kernels that Python calls are cached with it inside.
+  only ever used that way, so its own code gets numba's per-function optimisation
+  only, and no machine code (``_LinkedLibrary``): each piece of code is optimised
+  as a whole and made into machine code once per kernel that Python calls, instead
+  of once more for every kernel between them. Such code has nothing to store in
+  numba's disk cache; the kernels that Python calls are cached with it inside.
+- without the reference-counting runtime (``kernel``), the code that updates the
+  reference counts of every array a kernel binds (13 for a tree) is not generated.
 - no kernel has the C-callable wrapper of numba's first-class functions.
 """
+
+import functools
 
 from numba import _dynfunc, njit, types
 from numba.core import cgutils, config
@@ -135,19 +141,35 @@ class KernelDispatcher(CPUDispatcher):
         return self._nested().get_overload(sig)
 
 
-def kernel(function):
-    """Decorator for a compiled kernel."""
+def kernel(function=None, *, allocates=False):
+    """Decorator for a compiled kernel.
+
+    A kernel works in the arrays it is given: it allocates none and returns none
+    but borrowed views (``borrowed``, ``tree_table``), so it is compiled without
+    numba's reference-counting runtime, whose reference counts are the larger part
+    of the code generated for array arguments; numba refuses to compile an
+    allocation in such a kernel. ``allocates=True`` is for a kernel that makes
+    arrays (allocates them, or returns views that it makes): it is compiled with the
+    runtime, and so is whatever is inlined into it. A kernel that receives arrays
+    from a call that made them (``_learn_work_space``) allocates too: without the
+    runtime it could not free them.
+    """
+    if function is None:
+        return functools.partial(kernel, allocates=allocates)
     if config.DISABLE_JIT:
         return function
-    dispatcher = KernelDispatcher(function, targetoptions=dict(_OPTIONS))
+    dispatcher = KernelDispatcher(function, targetoptions=dict(_OPTIONS, _nrt=allocates))
     dispatcher.enable_caching()
     return dispatcher
 
 
-def shared_kernel(function):
+def shared_kernel(function=None, *, allocates=False):
     """Decorator for a kernel that Python code and other kernels both call on the
-    common path: compiled once, with its Python wrapper, for both."""
-    dispatcher = kernel(function)
+    common path: compiled once, with its Python wrapper, for both (``allocates``:
+    see ``kernel``)."""
+    if function is None:
+        return functools.partial(shared_kernel, allocates=allocates)
+    dispatcher = kernel(function, allocates=allocates)
     if isinstance(dispatcher, KernelDispatcher):
         dispatcher.shared = True
     return dispatcher

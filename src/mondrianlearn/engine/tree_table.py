@@ -118,27 +118,27 @@ def _column_widths(tree, stats_names):
 
 
 # --------------------------------------------------------------- views in kernels
-@kernel
+@kernel(allocates=True)
 def int_vector_at(addresses, t, column, n):
     return carray(address_to_pointer(addresses[t, column]), n, np.int64)
 
 
-@kernel
+@kernel(allocates=True)
 def float_vector_at(addresses, t, column, n):
     return carray(address_to_pointer(addresses[t, column]), n, np.float64)
 
 
-@kernel
+@kernel(allocates=True)
 def float_matrix_at(addresses, t, column, n, m):
     return carray(address_to_pointer(addresses[t, column]), (n, m), np.float64)
 
 
-@kernel
+@kernel(allocates=True)
 def rng_at(addresses, t):
     return carray(address_to_pointer(addresses[t, COLUMN_RNG]), 4, np.uint64)
 
 
-@kernel
+@kernel(allocates=True)
 def tree_at(addresses, sizes, t, n_features):
     """The node arrays of tree ``t`` as non-owning views."""
     n = sizes[t, SIZE_NODES]

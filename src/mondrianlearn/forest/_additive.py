@@ -54,7 +54,7 @@ def accumulate_new_nodes(tree, stats, point_stats, sample_next, sample_mult, fir
                 stats[node, k] = stats[a, k] + stats[b, k]
 
 
-@kernel
+@kernel(allocates=True)
 def draw_multiplicities(sample_ids, sample_mult, rng):
     """Online bagging: a Poisson(1) multiplicity for each point, kept in ``sample_mult``.
 
@@ -162,7 +162,7 @@ def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
     return leaf, must_regrow
 
 
-@kernel
+@kernel(allocates=True)
 def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
                 sample_ids, start, bootstrap, lifetime, use_pausing, pause_pure,
                 min_samples_split, rng, pending, max_nodes, one_hot):

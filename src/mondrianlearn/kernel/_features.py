@@ -25,7 +25,7 @@ from ..utils.parallel import map_trees
 _NO_SAMPLES = np.empty(0, dtype=np.int64)
 
 
-@kernel
+@kernel(allocates=True)
 def extend_partition(tree, X, start, lifetime, rng, leaves):
     """Extend a tree online with the rows ``X[start:]`` (conditional Mondrian).
 
@@ -51,7 +51,7 @@ def extend_rows(tree, X, start, lifetime, rng, leaves, excess, path, no_samples)
     return X.shape[0]
 
 
-@kernel
+@kernel(allocates=True)
 def copy_pruned(tree, lifetime, out, old_to_new):
     """Copy into ``out`` the partition of ``tree`` at a smaller ``lifetime``.
 
@@ -105,7 +105,7 @@ def copy_pruned(tree, lifetime, out, old_to_new):
     return count
 
 
-@kernel
+@kernel(allocates=True)
 def leaf_ranks(left, right, root, rank, first, last):
     """Depth-first rank of every leaf; ``[first, last]`` leaf ranks under each node."""
     n = left.shape[0]
