@@ -43,6 +43,7 @@ from numba.core.compiler_machinery import register_pass
 from numba.core.registry import CPUDispatcher
 from numba.core.typed_passes import NativeLowering
 from numba.extending import intrinsic
+from numba.np.arrayobj import np_cfarray
 
 from ._cache import install as _install_cache_locators
 
@@ -210,16 +211,29 @@ def borrowed(typingctx, array):
 
 
 @intrinsic
-def address_to_pointer(typingctx, address):
-    """The memory address ``address`` (an integer) as a ``void*``, for ``numba.carray``.
+def array_at(typingctx, address, shape, dtype):
+    """A C-ordered array of ``dtype`` and ``shape`` (an integer or a tuple of
+    integers) over the memory at ``address`` (an integer), owned by no one: what
+    ``numba.carray`` makes of a pointer, without compiling numba's generic
+    ``carray`` for every shape and dtype.
 
     Used only by ``engine.tree_table``, whose tables hold the addresses of arrays that
     the owning estimator keeps alive (see there).
     """
-    if not isinstance(address, types.Integer):
+    if not isinstance(address, types.Integer) or not isinstance(dtype, types.NumberClass):
         return None
+    if isinstance(shape, types.Integer):
+        ndim = 1
+    elif isinstance(shape, types.BaseTuple) and all(isinstance(s, types.Integer)
+                                                    for s in shape.types):
+        ndim = len(shape.types)
+    else:
+        return None
+    array_type = types.Array(dtype.dtype, ndim, "C")
 
     def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], cgutils.voidptr_t)
+        pointer = builder.inttoptr(args[0], cgutils.voidptr_t)
+        return np_cfarray(context, builder, array_type(types.voidptr, shape),
+                          [pointer, args[1]])
 
-    return types.voidptr(address), codegen
+    return array_type(address, shape, dtype), codegen
