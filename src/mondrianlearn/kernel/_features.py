@@ -170,7 +170,7 @@ def assign_cells(tree, cell, first_node, n_cells):
     return n_cells
 
 
-@kernel
+@kernel(allocates=True)
 def assign_feature_columns(tree, column, lifetime, n_columns):
     """The features of the partition at ``lifetime`` (coarser than the tree's own):
     ``column[node] = feature + 1`` for every node whose block is not cut before
