@@ -161,7 +161,7 @@ def _branch_weights(left, share, split_share, share_above, node, q):
     return scale, scale * stop, scale * split
 
 
-@inline_kernel
+@kernel
 def _branch_offs(lower, upper, time, left, x, path, m, extend, share, split_share,
                  share_above, excess, etas, where, weights):
     """Where ``x`` may branch off its path ``path[:m]``, and the weights of each case.
@@ -211,7 +211,7 @@ def _branch_offs(lower, upper, time, left, x, path, m, extend, share, split_shar
     return count, survive
 
 
-@inline_kernel
+@kernel
 def _class_row(path, m, counts, total, dirichlet, prefix, where, weights, count,
                survive, row):
     """One tree's aggregated class probabilities for a row (see ``_branch_offs``)."""
@@ -258,7 +258,7 @@ def _value_row(path, m, values, prior, prior_depth, prefix, where, weights, coun
     return value
 
 
-@inline_kernel
+@kernel
 def _walk(tree, table, whole, x, path, log_weight, log_weight_tree, done, reach, share,
           split_share, share_above):
     """Record the path of ``x`` in ``path``; returns its length and the position from

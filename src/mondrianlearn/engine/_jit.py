@@ -177,11 +177,17 @@ def shared_kernel(function=None, *, allocates=False):
 
 
 inline_kernel = njit(cache=True, nogil=True, inline="always", no_cfunc_wrapper=True)
-"""Decorator for a function that takes a whole tree and is called once per node or
-per point (small helpers, and the extension itself): inlined at compile time, because
-a call that passes the tree's arrays pays a reference-count round trip for each of
-them. Helpers called per node that need only a few arrays take those arrays instead
-(``engine.boxes``); inlining is not always faster, so each use was measured."""
+"""Decorator for a function inlined into its callers by numba at compile time.
+
+For small functions that return views (borrowed views of their arguments, views of
+a tree table's arrays): numba refuses to return from a kernel without the
+reference-counting runtime an array that is not one of its arguments. And for
+some helpers that take a whole tree and are called once per node or per point
+(the extension itself, ``engine.growth``, ``forest._additive``), where inlining was
+measured faster. numba types and lowers an inlined function again in every
+caller, which costs compile time: AMF's per-row helpers (``amf._kernels``,
+``amf._path_sums``) are plain kernels, which LLVM still inlines where it pays
+(their inlining cost AMF's first use about 3 s, for no measurable speed)."""
 
 
 @intrinsic
