@@ -290,7 +290,7 @@ def node_mean(stats, node):
     return stats[node, 1] / w if w > 0.0 else 0.0
 
 
-@kernel
+@kernel(allocates=True)
 def node_variances(tree, stats, out):
     """Predictive variance of every node into ``out`` (``MondrianForestRegressor``).
 
