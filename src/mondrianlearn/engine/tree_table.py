@@ -17,6 +17,7 @@ pickled or copied (``TreeTable.__reduce__`` gives an empty table).
 """
 
 import numpy as np
+
 from ._jit import array_at, inline_kernel, kernel
 from .tree import LAST_STAMP, META_SIZE, TreeArrays
 
