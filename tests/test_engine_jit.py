@@ -58,3 +58,120 @@ def test_borrowed_rejects_non_arrays():
 
     with pytest.raises(TypingError):
         bad(1.0)
+
+
+_LINKED_MODULE = '''
+import numpy as np
+
+from mondrianlearn.engine._jit import kernel
+
+
+@kernel
+def scaled(x, k):
+    if k < 0.0:
+        raise ValueError("negative scale")
+    return x * k
+
+
+@kernel
+def sum_scaled(X, k):
+    total = 0.0
+    for i in range(X.shape[0]):
+        total += scaled(X[i], k)
+    return total
+'''
+
+_LINKED_RUN = '''
+import numpy as np
+import linked_kernels as m
+
+print(m.sum_scaled(np.arange(5.0), 2.0), m.scaled(3.0, 2.0),
+      m.sum_scaled.stats.cache_hits.get(m.sum_scaled.signatures[0], 0),
+      "_nested_dispatcher" in m.scaled.__dict__)
+try:
+    m.sum_scaled(np.arange(5.0), -1.0)
+except ValueError as error:
+    print(error)
+'''
+
+
+def test_kernels_called_by_kernels_run_and_load_from_the_disk_cache(tmp_path):
+    # A kernel compiled for other kernels has no machine code of its own: the
+    # kernel that calls it carries it, in memory and in numba's disk cache.
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import mondrianlearn
+
+    (tmp_path / "linked_kernels.py").write_text(_LINKED_MODULE)
+    source = str(Path(mondrianlearn.__file__).resolve().parents[1])
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(tmp_path), source]))
+
+    def run():
+        return subprocess.run([sys.executable, "-c", _LINKED_RUN], env=env, cwd=tmp_path,
+                              capture_output=True, text=True, check=True).stdout.split("\n")
+
+    cold, warm = run(), run()
+    assert cold[0] == "20.0 6.0 0 True" and cold[1] == "negative scale"
+    # From the cache: the calling kernel is loaded, the called one not compiled.
+    assert warm[0] == "20.0 6.0 1 False" and warm[1] == "negative scale"
+
+
+@pytest.mark.parametrize("options", [{}, {"bootstrap": True}, {"max_nodes": 40}])
+@pytest.mark.parametrize("name", ["MondrianForestClassifier", "MondrianForestRegressor",
+                                  "AMFClassifier", "AMFRegressor",
+                                  "MondrianBoostingClassifier", "MondrianKernelClassifier",
+                                  "MondrianKernelRegressor", "MondrianKernel"])
+def test_kernels_free_every_array_they_allocate(name, options):
+    # Most kernels run without numba's reference counting (engine._jit.kernel); an
+    # array made by a kernel that does count and handed to one that does not would
+    # never be freed, and one freed twice would corrupt memory. Once the models are
+    # gone, numba's runtime must have freed as many arrays as it allocated.
+    import gc
+    import inspect
+
+    from numba.core.runtime import _nrt_python, rtsys
+
+    import mondrianlearn
+
+    model_class = getattr(mondrianlearn, name)
+    if options and not all(p in model_class().get_params() for p in options):
+        pytest.skip("option not offered by this model")
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(700, 4))
+    y = (X[:, 0] + 0.3 * rng.normal(size=700) > 0.5).astype(int)
+    if not hasattr(model_class, "predict_proba"):
+        y = X[:, 0] + 0.1 * rng.normal(size=700)
+
+    def use_models():
+        model_class(random_state=0, **options).fit(X[:200], y[:200])
+        model = model_class(random_state=0, **options)
+        model.partial_fit(X[:100], y[:100])
+        model.partial_fit(X[100:300], y[100:300])
+        for i in range(300, 330):
+            model.partial_fit(X[i:i + 1], y[i:i + 1])
+        for rows in (X, X[:5]):
+            if hasattr(model, "predict_proba"):
+                model.predict_proba(rows)
+            elif hasattr(model, "transform"):
+                model.transform(rows)
+            else:
+                model.predict(rows)
+                if "return_std" in inspect.signature(model.predict).parameters:
+                    model.predict(rows, return_std=True)
+
+    use_models()  # compiles (or loads) the kernels first
+    gc.collect()
+    _nrt_python.memsys_enable_stats()
+    try:
+        before = rtsys.get_allocation_stats()
+        use_models()
+        gc.collect()
+        after = rtsys.get_allocation_stats()
+    finally:
+        _nrt_python.memsys_disable_stats()
+    assert after.alloc - before.alloc == after.free - before.free
+    assert after.mi_alloc - before.mi_alloc == after.mi_free - before.mi_free

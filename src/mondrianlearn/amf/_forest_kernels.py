@@ -119,7 +119,7 @@ def learn_regressor_forest(addresses, sizes, X, keys, y, weights, prior, spread,
 
 
 # ----------------------------------------------------------------- prediction
-@kernel
+@kernel(allocates=True)
 def prediction_work(n_nodes, n_features, n_classes):
     """Work arrays of the prediction kernels for trees of up to ``n_nodes`` nodes:
     ``(floats, ints, done, excess, weights, prefix, row, prefix_1d)``, the arrays
@@ -130,7 +130,7 @@ def prediction_work(n_nodes, n_features, n_classes):
             np.empty(max(n_classes, 1)), np.empty(n_nodes))
 
 
-@kernel
+@kernel(allocates=True)
 def _work(floats, ints, done, excess, weights):
     """The work tuple of ``_path_sums._proba_rows``/``_value_rows`` (sums along the
     rows' paths, never the whole tree) from the packed arrays."""
@@ -161,7 +161,7 @@ def _fits(addresses, sizes, done):
     return True
 
 
-@kernel
+@kernel(allocates=True)
 def predict_proba_forest(addresses, sizes, X, n_classes, dirichlet, aggregate, extend,
                          scale, out, floats, ints, done, excess, weights, prefix, row,
                          prefix_1d):
@@ -190,7 +190,7 @@ def predict_proba_forest(addresses, sizes, X, n_classes, dirichlet, aggregate, e
     return 1
 
 
-@kernel
+@kernel(allocates=True)
 def predict_value_forest(addresses, sizes, X, moments, aggregate, extend, scale, out,
                          floats, ints, done, excess, weights, prefix_2d, row, prefix):
     """``predict_proba_forest`` for regression (``predict_value_tree`` per tree, the

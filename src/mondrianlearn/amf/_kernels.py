@@ -23,7 +23,7 @@ import numpy as np
 
 from ..engine._jit import borrowed, inline_kernel, kernel
 from ..engine.extension import absorb_to_leaf, extend_to_leaf
-from ..engine.growth import new_node, sample_blocks
+from ..engine.growth import new_node
 from ..engine.random import poisson
 from ..engine.tree import LEAF, META_N_NODES, META_ROOT, borrowed_tree
 from ..engine.variances import shrunk_variances, variance_decay
@@ -58,16 +58,20 @@ def log_mean_exp2(a, b):
 
 @kernel
 def _plant_root(tree, X, keys, i, rng):
-    """Make a one-point tree from row ``i`` (a single leaf, via the engine's sampler)."""
+    """Make a one-point tree from row ``i``: a single leaf whose box is the point.
+
+    What the engine's sampler makes of one point without pausing: a block of zero
+    extent is never cut (its split time is infinite, drawn without using ``rng``).
+    Written out, so that learning does not compile the sampler.
+    """
     root = new_node(tree, -1)
     tree.meta[META_ROOT] = root
-    indices = np.full(1, i, dtype=np.int64)
-    stack = np.zeros((2, 3), dtype=np.int64)
-    stack[0, 0] = root
-    stack[0, 1] = 0
-    stack[0, 2] = 1
-    sample_blocks(tree, X, keys, np.empty(0, dtype=np.int64), indices, stack, 1,
-                  np.inf, False, False, 2, rng)
+    for d in range(X.shape[1]):
+        tree.lower[root, d] = X[i, d]
+        tree.upper[root, d] = X[i, d]
+    tree.n_points[root] = 1
+    tree.label[root] = keys[i]
+    tree.time[root] = np.inf
     return root
 
 
@@ -115,7 +119,7 @@ def _update_tree_weight(left, right, log_weight, log_weight_tree, node):
         log_weight_tree[node] = log_mean_exp2(log_weight[node], children)
 
 
-@kernel
+@kernel(allocates=True)
 def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weight,
                           log_weight_tree, step, dirichlet, split_pure, rng, bootstrap,
                           max_nodes, count_first):
@@ -148,7 +152,7 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
                                   excess, path, no_samples)
 
 
-@kernel
+@kernel(allocates=True)
 def _learn_work_space(tree, X):
     """Work arrays of the learning loops (allocated outside them: see ``borrowed``)."""
     return (np.empty(X.shape[1]), np.empty(tree.parent.shape[0], dtype=np.int64),
@@ -177,12 +181,15 @@ def _learn_classifier_rows(tree, X, keys, weights, start, counts, total, log_wei
         leaf, new_parent, sibling, fresh = _extend(tree, X, keys, i, split_pure, rng,
                                                    excess, path, max_nodes, no_samples)
         if new_parent >= 0:
-            counts[new_parent, :] = counts[sibling, :]
+            # Scalar loops: a row copy compiles numba's shape-mismatch error (seconds).
+            for k in range(counts.shape[1]):
+                counts[new_parent, k] = counts[sibling, k]
             total[new_parent] = total[sibling]
             log_weight[new_parent] = log_weight[sibling]
             log_weight_tree[new_parent] = log_weight_tree[sibling]
         if fresh:
-            counts[leaf, :] = 0.0
+            for k in range(counts.shape[1]):
+                counts[leaf, k] = 0.0
             total[leaf] = 0.0
             log_weight[leaf] = 0.0
             log_weight_tree[leaf] = 0.0
@@ -227,7 +234,7 @@ def target_moments(z, weights, moments, prior, spread):
     moments[0], moments[1], moments[2] = total, mean, sq_dev
 
 
-@kernel
+@kernel(allocates=True)
 def learn_regressor_tree(tree, X, keys, y, weights, prior, spread, start, total, mean,
                          sq_dev, log_weight, log_weight_tree, step, split_pure, rng,
                          bootstrap, max_nodes, count_first):
@@ -304,7 +311,7 @@ def _learn_regressor_rows(tree, X, keys, y, weights, prior, spread, start, total
     return X.shape[0]
 
 
-@kernel
+@kernel(allocates=True)
 def node_variances(tree, total, sq_dev, prior_variance, prior_weight):
     """Variance of each node's forecaster: the posterior mean of its targets'
     variance under a conjugate prior centred on its parent's variance times the

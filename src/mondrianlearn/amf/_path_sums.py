@@ -101,7 +101,7 @@ def _descend(left, right, log_weight, log_weight_tree, path, m, done, reach, sha
     return start
 
 
-@kernel
+@kernel(allocates=True)
 def _visit_all(tree, log_weight, log_weight_tree, reach, share, split_share,
                share_above):
     """Visit every node depth-first from the root (the order of ``engine.layout``):
@@ -161,7 +161,7 @@ def _branch_weights(left, share, split_share, share_above, node, q):
     return scale, scale * stop, scale * split
 
 
-@inline_kernel
+@kernel
 def _branch_offs(lower, upper, time, left, x, path, m, extend, share, split_share,
                  share_above, excess, etas, where, weights):
     """Where ``x`` may branch off its path ``path[:m]``, and the weights of each case.
@@ -211,7 +211,7 @@ def _branch_offs(lower, upper, time, left, x, path, m, extend, share, split_shar
     return count, survive
 
 
-@inline_kernel
+@kernel
 def _class_row(path, m, counts, total, dirichlet, prefix, where, weights, count,
                survive, row):
     """One tree's aggregated class probabilities for a row (see ``_branch_offs``)."""
@@ -258,7 +258,7 @@ def _value_row(path, m, values, prior, prior_depth, prefix, where, weights, coun
     return value
 
 
-@inline_kernel
+@kernel
 def _walk(tree, table, whole, x, path, log_weight, log_weight_tree, done, reach, share,
           split_share, share_above):
     """Record the path of ``x`` in ``path``; returns its length and the position from
@@ -275,7 +275,7 @@ def _walk(tree, table, whole, x, path, log_weight, log_weight_tree, done, reach,
                        reach, share, split_share, share_above)
 
 
-@kernel
+@kernel(allocates=True)
 def _work_space(tree, X, use_aggregation):
     """Per-call arrays of the prediction kernels: the walk table (filled when every
     node's sums are computed up front, see ``_whole_tree``) and one entry per node or
@@ -302,7 +302,7 @@ def _borrowed_work(work):
             borrowed(etas), borrowed(where), borrowed(weights))
 
 
-@kernel
+@kernel(allocates=True)
 def predict_proba_tree(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
                        use_aggregation, extend, scale, out):
     """Add ``scale`` times one tree's class probabilities for the rows of ``X``.
@@ -323,7 +323,7 @@ def predict_proba_tree(tree, X, counts, total, log_weight, log_weight_tree, diri
                 np.empty((n_prefix, n_classes)), np.empty(n_classes))
 
 
-@kernel
+@kernel(allocates=True)
 def _proba_rows(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
                 use_aggregation, extend, scale, out, work, prefix, row):
     """The work of ``predict_proba_tree``: ``work`` from ``_work_space``, ``prefix``
@@ -364,7 +364,7 @@ def _proba_rows(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
             out[r, k] += scale * row[k]
 
 
-@kernel
+@kernel(allocates=True)
 def predict_value_tree(tree, X, values, prior, log_weight, log_weight_tree,
                        use_aggregation, extend, depths, scale, out):
     """Add ``scale`` times one tree's aggregated scalar forecast for each row of ``X``.
@@ -386,7 +386,7 @@ def predict_value_tree(tree, X, values, prior, log_weight, log_weight_tree,
                 np.empty(n_nodes if use_aggregation else 0))
 
 
-@kernel
+@kernel(allocates=True)
 def _value_rows(tree, X, values, prior, log_weight, log_weight_tree, use_aggregation,
                 extend, depths, scale, out, work, prefix):
     """The work of ``predict_value_tree`` (see ``_proba_rows``)."""

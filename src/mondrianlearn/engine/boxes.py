@@ -73,7 +73,7 @@ def record_path(left, right, feature, threshold, root, x, path, limit):
     return m
 
 
-@kernel
+@kernel(allocates=True)
 def walk_table(left, right, feature, threshold, n_nodes):
     """The fields of the first ``n_nodes`` nodes that a walk reads, packed one node
     per record (:data:`WALK_NODE`).

@@ -162,7 +162,7 @@ def leaf_must_unpause(tree, leaf, pause_pure, min_samples_split):
     return not should_pause(tree, leaf, extent, pause_pure, min_samples_split)
 
 
-@kernel
+@kernel(allocates=True)
 def regrow_leaf(tree, X, keys, sample_next, leaf, lifetime, pause_pure,
                 min_samples_split, rng):
     """Un-pause ``leaf`` and re-sample its block from its points.

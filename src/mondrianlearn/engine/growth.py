@@ -100,7 +100,7 @@ def _make_leaf(tree, sample_next, indices, start, end, node, lifetime, paused):
         tree.meta[META_MAX_LEAF_POINTS] = end - start
 
 
-@kernel
+@kernel(allocates=True)
 def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, lifetime,
                   use_pausing, pause_pure, min_samples_split, rng):
     """Sample the Mondrian blocks waiting on ``stack`` (SampleMondrianBlock).
@@ -194,7 +194,7 @@ def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, lifeti
     return stack_size
 
 
-@kernel
+@kernel(allocates=True)
 def close_pending_blocks(tree, X, keys, sample_next, indices, stack, stack_size,
                          lifetime):
     """Make every block still waiting on ``stack`` a paused leaf of its points.

@@ -17,10 +17,10 @@ leaf ids.
 
 import numpy as np
 
-from ._jit import kernel
+from ._jit import shared_kernel
 
 
-@kernel
+@shared_kernel(allocates=True)
 def depth_first_order(left, right, root, n_nodes):
     """Node ids in depth-first preorder from ``root`` (left subtree first).
 

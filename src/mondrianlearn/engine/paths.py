@@ -73,7 +73,7 @@ def branch_off_path(tree, x, max_depth, nodes, etas, deltas, probs, excess):
     return m
 
 
-@kernel
+@kernel(allocates=True)
 def tree_depth(tree):
     """Largest depth of a leaf (root has depth 0)."""
     n = tree.meta[0]

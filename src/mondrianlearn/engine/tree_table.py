@@ -17,9 +17,8 @@ pickled or copied (``TreeTable.__reduce__`` gives an empty table).
 """
 
 import numpy as np
-from numba import carray
 
-from ._jit import address_to_pointer, kernel
+from ._jit import array_at, inline_kernel, kernel
 from .tree import LAST_STAMP, META_SIZE, TreeArrays
 
 N_TREE_FIELDS = len(TreeArrays._fields)
@@ -118,24 +117,24 @@ def _column_widths(tree, stats_names):
 
 
 # --------------------------------------------------------------- views in kernels
-@kernel
+@inline_kernel
 def int_vector_at(addresses, t, column, n):
-    return carray(address_to_pointer(addresses[t, column]), n, np.int64)
+    return array_at(addresses[t, column], n, np.int64)
 
 
-@kernel
+@inline_kernel
 def float_vector_at(addresses, t, column, n):
-    return carray(address_to_pointer(addresses[t, column]), n, np.float64)
+    return array_at(addresses[t, column], n, np.float64)
 
 
-@kernel
+@inline_kernel
 def float_matrix_at(addresses, t, column, n, m):
-    return carray(address_to_pointer(addresses[t, column]), (n, m), np.float64)
+    return array_at(addresses[t, column], (n, m), np.float64)
 
 
-@kernel
+@inline_kernel
 def rng_at(addresses, t):
-    return carray(address_to_pointer(addresses[t, COLUMN_RNG]), 4, np.uint64)
+    return array_at(addresses[t, COLUMN_RNG], 4, np.uint64)
 
 
 @kernel
@@ -144,19 +143,19 @@ def tree_at(addresses, sizes, t, n_features):
     n = sizes[t, SIZE_NODES]
     a = addresses[t]
     return TreeArrays(
-        parent=carray(address_to_pointer(a[0]), n, np.int64),
-        left=carray(address_to_pointer(a[1]), n, np.int64),
-        right=carray(address_to_pointer(a[2]), n, np.int64),
-        feature=carray(address_to_pointer(a[3]), n, np.int64),
-        threshold=carray(address_to_pointer(a[4]), n, np.float64),
-        time=carray(address_to_pointer(a[5]), n, np.float64),
-        lower=carray(address_to_pointer(a[6]), (n, n_features), np.float64),
-        upper=carray(address_to_pointer(a[7]), (n, n_features), np.float64),
-        n_points=carray(address_to_pointer(a[8]), n, np.int64),
-        label=carray(address_to_pointer(a[9]), n, np.int64),
-        paused=carray(address_to_pointer(a[10]), n, np.bool_),
-        leaf_head=carray(address_to_pointer(a[11]), n, np.int64),
-        meta=carray(address_to_pointer(a[12]), META_SIZE, np.int64),
+        parent=array_at(a[0], n, np.int64),
+        left=array_at(a[1], n, np.int64),
+        right=array_at(a[2], n, np.int64),
+        feature=array_at(a[3], n, np.int64),
+        threshold=array_at(a[4], n, np.float64),
+        time=array_at(a[5], n, np.float64),
+        lower=array_at(a[6], (n, n_features), np.float64),
+        upper=array_at(a[7], (n, n_features), np.float64),
+        n_points=array_at(a[8], n, np.int64),
+        label=array_at(a[9], n, np.int64),
+        paused=array_at(a[10], n, np.bool_),
+        leaf_head=array_at(a[11], n, np.int64),
+        meta=array_at(a[12], META_SIZE, np.int64),
     )
 
 

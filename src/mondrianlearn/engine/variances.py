@@ -75,7 +75,7 @@ def variance_decay(tree, total, sq_dev):
     return rho ** DECAY_EXPONENT
 
 
-@kernel
+@kernel(allocates=True)
 def shrunk_variances(tree, total, sq_dev, root_prior, prior_weight, decay, out):
     """Posterior mean of every node's variance into ``out`` (see the module
     docstring), computed from the root down; ``root_prior`` is the root's prior

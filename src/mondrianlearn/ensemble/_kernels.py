@@ -18,7 +18,7 @@ from ..forest._additive import (accumulate_new_nodes, add_point, regrow_and_coun
 from ..forest._smoothing import path_buffers, predict_proba_point
 
 
-@kernel
+@kernel(allocates=True)
 def _plant(tree, X, keys, point_stats, stats, sample_next, sample_mult, s, lifetime,
            pause_pure, min_samples_split, rng):
     """Make sample ``s`` the first point of an empty tree (a one-point leaf)."""
@@ -33,7 +33,7 @@ def _plant(tree, X, keys, point_stats, stats, sample_next, sample_mult, s, lifet
     accumulate_new_nodes(tree, stats, point_stats, sample_next, sample_mult, 0)
 
 
-@kernel
+@kernel(allocates=True)
 def boost_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult, sample_ids,
                start, lam, weights, seen_weight, errors, gamma, lifetime, pause_pure,
                min_samples_split, rng):

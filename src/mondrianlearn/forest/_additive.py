@@ -54,7 +54,7 @@ def accumulate_new_nodes(tree, stats, point_stats, sample_next, sample_mult, fir
                 stats[node, k] = stats[a, k] + stats[b, k]
 
 
-@kernel
+@kernel(allocates=True)
 def draw_multiplicities(sample_ids, sample_mult, rng):
     """Online bagging: a Poisson(1) multiplicity for each point, kept in ``sample_mult``.
 
@@ -152,15 +152,17 @@ def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
         tree, X[s], keys[s], s, sample_next, lifetime, use_pausing, True, rng, excess,
         path)
     if new_parent >= 0:
-        stats[new_parent, :] = stats[sibling, :]
-        stats[leaf, :] = 0.0
+        # Scalar loops: a row copy compiles numba's shape-mismatch error (seconds).
+        for k in range(stats.shape[1]):
+            stats[new_parent, k] = stats[sibling, k]
+            stats[leaf, k] = 0.0
     _add_along_path(tree, stats, point_stats, s, keys[s], multiplicity, leaf, one_hot)
     must_regrow = use_pausing and leaf_must_unpause(tree, leaf, pause_pure,
                                                     min_samples_split)
     return leaf, must_regrow
 
 
-@kernel
+@kernel(allocates=True)
 def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
                 sample_ids, start, bootstrap, lifetime, use_pausing, pause_pure,
                 min_samples_split, rng, pending, max_nodes, one_hot):

@@ -47,9 +47,11 @@ def store_rows(X, keys, weights, targets, store_X, store_keys, store_stats, n_st
         return False
     for i in range(m):
         row = n_stored + i
-        store_X[row, :] = X[i, :]
+        for j in range(X.shape[1]):
+            store_X[row, j] = X[i, j]
         store_keys[row] = keys[i]
-        store_stats[row, :] = 0.0
+        for k in range(store_stats.shape[1]):
+            store_stats[row, k] = 0.0
         w = weights[i]
         if regression:
             z = targets[i]
@@ -118,7 +120,7 @@ def _largest_tree(sizes):
     return largest
 
 
-@kernel
+@kernel(allocates=True)
 def predict_proba_forest(addresses, sizes, X, n_classes, gamma, max_depth, out, nodes,
                          reals, classes, excess):
     """Add the probabilities of every tree that has seen a point to ``out``, each
@@ -150,7 +152,7 @@ def predict_proba_forest(addresses, sizes, X, n_classes, gamma, max_depth, out, 
     return 1
 
 
-@kernel
+@kernel(allocates=True)
 def predict_mean_forest(addresses, sizes, X, max_depth, mean, nodes, reals, excess):
     """Sum over the trees that have seen a point of their predictive means
     (``predict_moments_tree`` per tree, without the second moment); returns the

@@ -48,7 +48,7 @@ def node_discount(delta, gamma):
     return np.exp(-gamma * delta)
 
 
-@kernel
+@kernel(allocates=True)
 def preorder(tree):
     """Node ids in pre-order (every parent before its children)."""
     n = tree.meta[META_N_NODES]
@@ -111,7 +111,7 @@ def smooth_counts(ikn, discount, base, out):
         out[k] = (c - discount * min(c, 1.0) + discount * tables * base[k]) / total
 
 
-@kernel
+@kernel(allocates=True)
 def ikn_posterior(tree, counts, gamma, posterior):
     """Posterior mean ``G_j`` of every node (used to inspect a tree).
 
@@ -148,7 +148,7 @@ def expected_discount(eta, delta, gamma):
     return ratio * (-np.expm1(-(eta + gamma) * delta)) / (-np.expm1(-eta * delta))
 
 
-@kernel
+@kernel(allocates=True)
 def path_buffers(tree, n_classes):
     """Work space for ``predict_proba_point`` on a tree of at most its capacity."""
     capacity = tree.parent.shape[0] + 1
@@ -195,7 +195,7 @@ def predict_proba_point(tree, counts, x, gamma, max_depth, scale, out, nodes, re
         out[k] += stay * posterior[k]
 
 
-@kernel
+@kernel(allocates=True)
 def predict_proba_tree(tree, counts, X, gamma, max_depth, scale, out):
     """Add ``scale`` times the class probabilities of one tree to ``out`` (all rows)."""
     nodes, reals, classes = path_buffers(tree, counts.shape[1])
@@ -217,7 +217,7 @@ def _proba_rows(tree, counts, X, gamma, max_depth, scale, out, nodes, reals, cla
                             reals, classes, excess)
 
 
-@kernel
+@kernel(allocates=True)
 def predict_moments_tree(tree, stats, variances, X, max_depth, out_mean, out_variance):
     """Predictive mean and variance of one tree (scikit-garden's weights).
 
@@ -233,7 +233,7 @@ def predict_moments_tree(tree, stats, variances, X, max_depth, out_mean, out_var
                   _path_work_space(tree, X))
 
 
-@kernel
+@kernel(allocates=True)
 def _path_work_space(tree, X):
     """Work arrays of ``engine.paths.branch_off_path`` over the rows of ``X``."""
     capacity = tree.meta[META_N_NODES] + 1
@@ -290,7 +290,7 @@ def node_mean(stats, node):
     return stats[node, 1] / w if w > 0.0 else 0.0
 
 
-@kernel
+@kernel(allocates=True)
 def node_variances(tree, stats, out):
     """Predictive variance of every node into ``out`` (``MondrianForestRegressor``).
 
@@ -328,7 +328,7 @@ def node_moments(stats, node):
     return mu, max(var, 0.0)
 
 
-@kernel
+@kernel(allocates=True)
 def path_weights_tree(tree, X, max_depth, indptr, indices, weights):
     """Branch-off weights of every node on each path, as CSR rows.
 

@@ -25,7 +25,7 @@ from ..utils.parallel import map_trees
 _NO_SAMPLES = np.empty(0, dtype=np.int64)
 
 
-@kernel
+@kernel(allocates=True)
 def extend_partition(tree, X, start, lifetime, rng, leaves):
     """Extend a tree online with the rows ``X[start:]`` (conditional Mondrian).
 
@@ -51,7 +51,7 @@ def extend_rows(tree, X, start, lifetime, rng, leaves, excess, path, no_samples)
     return X.shape[0]
 
 
-@kernel
+@kernel(allocates=True)
 def copy_pruned(tree, lifetime, out, old_to_new):
     """Copy into ``out`` the partition of ``tree`` at a smaller ``lifetime``.
 
@@ -105,7 +105,7 @@ def copy_pruned(tree, lifetime, out, old_to_new):
     return count
 
 
-@kernel
+@kernel(allocates=True)
 def leaf_ranks(left, right, root, rank, first, last):
     """Depth-first rank of every leaf; ``[first, last]`` leaf ranks under each node."""
     n = left.shape[0]
@@ -170,7 +170,7 @@ def assign_cells(tree, cell, first_node, n_cells):
     return n_cells
 
 
-@kernel
+@kernel(allocates=True)
 def assign_feature_columns(tree, column, lifetime, n_columns):
     """The features of the partition at ``lifetime`` (coarser than the tree's own):
     ``column[node] = feature + 1`` for every node whose block is not cut before

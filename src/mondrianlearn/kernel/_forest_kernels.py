@@ -77,7 +77,7 @@ def assign_new_columns(addresses, sizes, n_features, n_before, n_columns):
     return n_columns
 
 
-@kernel
+@kernel(allocates=True)
 def _sort_rows(columns, n_rows):
     """Sort ``columns[i]`` in place for the first ``n_rows`` rows (the columns of a
     row are distinct: any sort gives numpy's order)."""

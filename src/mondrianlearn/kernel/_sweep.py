@@ -397,7 +397,7 @@ def _predict_label(scores):
     return best
 
 
-@kernel
+@kernel(allocates=True)
 def sgd_epochs(W, active, labels, weights, order, n_epochs, eta, alpha, loss, scale, rng):
     """``n_epochs`` passes of SGD over the rows ``order`` (reshuffled every pass).
 
@@ -428,7 +428,7 @@ def sgd_rows(W, active, labels, weights, order, n_epochs, eta, alpha, loss, scal
                     W[j, k] -= eta * (w * grad[k] * scale + alpha * W[j, k])
 
 
-@kernel
+@kernel(allocates=True)
 def sgd_errors(W, active, labels, weight_fit, weight_val, scale, out):
     """Weighted misclassification rates on the fitting and validation rows."""
     scores = np.empty(W.shape[1])
@@ -449,7 +449,7 @@ def sgd_errors(W, active, labels, weight_fit, weight_val, scale, out):
     out[1] = val_bad / val_w if val_w > 0 else np.nan
 
 
-@kernel
+@kernel(allocates=True)
 def sgd_sweep_events(events, first, last, left, right, tree_of, start, end, pts, W,
                      active, labels, weight_fit, weight_val, order, n_epochs, eta, alpha,
                      loss, scale, rng, record, n_features):

@@ -50,7 +50,10 @@ def _reduce_kernel(dispatcher):
 def _register_kernel_pickling():
     from numba.core.registry import CPUDispatcher
 
-    copyreg.pickle(CPUDispatcher, _reduce_kernel)
+    from ..engine._jit import KernelDispatcher
+
+    for dispatcher_class in (CPUDispatcher, KernelDispatcher):  # copyreg matches types exactly
+        copyreg.pickle(dispatcher_class, _reduce_kernel)
 
 
 _register_kernel_pickling()
