@@ -299,3 +299,67 @@ def _expected_failed_checks(estimator):
 )
 def test_sklearn_conventions_with_drift(estimator, check):
     check(estimator)
+
+
+# ------------------------------------------------------------------- river
+def _river_cases():
+    river_checks = pytest.importorskip("river.checks")
+    from mondrianlearn import river as mlr
+
+    for cls in (mlr.AMFClassifier, mlr.AMFRegressor):
+        for check in river_checks.yield_checks(cls(n_estimators=3, drift="adwin")):
+            yield pytest.param(cls, check, id=f"{cls.__name__}-{check.__name__}")
+
+
+@pytest.mark.parametrize("cls, check", list(_river_cases()))
+def test_river_adapters_with_drift_pass_river_checks(cls, check):
+    model = cls(n_estimators=3, drift="adwin", seed=42)
+    if check.__name__ in model._unit_test_skips():
+        pytest.skip("declared in _unit_test_skips")
+    check(model.clone())
+
+
+def test_river_adapter_drift_events_and_recovery():
+    from mondrianlearn import river as mlr
+
+    X, y = _abrupt_classification(n=3000, change=1500)
+    models = {drift: mlr.AMFClassifier(n_estimators=5, seed=0, drift=drift)
+              for drift in (None, "adwin")}
+    hits = {drift: [] for drift in models}
+    for x_row, label in zip(X, y):
+        x = {"a": x_row[0], "b": x_row[1], "c": x_row[2]}
+        for drift, model in models.items():
+            hits[drift].append(model.predict_one(x) == label)
+            model.learn_one(x, int(label))
+    after = slice(2000, None)
+    assert np.mean(hits["adwin"][after]) > 0.9 > np.mean(hits[None][after])
+    events = models["adwin"].drift_events_
+    assert np.any((events["row"] >= 1500) & np.isin(events["kind"], ["drift", "swap"]))
+    with pytest.raises(AttributeError):
+        models[None].drift_events_
+
+
+def test_progressive_evaluation_and_plot_mark_the_replacements():
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from mondrianlearn.evaluation import Learner, progressive_evaluation
+    from mondrianlearn.plotting import plot_progressive
+
+    X, y = _abrupt_classification(n=3000, change=1500)
+    traces = progressive_evaluation(
+        [Learner("AMF", AMFClassifier(n_estimators=4, random_state=0)),
+         Learner("AMF drift", AMFClassifier(n_estimators=4, random_state=0, drift="adwin"))],
+        X, y, batch_size=100, progress=False)
+    assert traces[0].drift_events is None
+    rows, _ = drift_event_markers(traces[1].drift_events)
+    assert rows.size > 0
+    fig = plot_progressive(traces, metric_name="accuracy")
+    try:
+        left, right = fig.axes
+        assert len(right.lines) == 2
+        assert len(left.lines) == 2 + rows.size  # one vertical line per marked row
+        # The marks take the colour of their model's curve.
+        assert left.lines[-1].get_color() == left.lines[1].get_color()
+    finally:
+        plt.close(fig)

@@ -43,6 +43,8 @@ class Trace:
     ``samples`` are the numbers of samples seen at each checkpoint; ``metric`` is
     the progressive metric (accuracy or mean squared error) over the scored samples
     so far; ``seconds`` is the cumulative time spent learning and predicting.
+    ``drift_events`` is the model's ``drift_events_`` at the end (models with drift
+    adaptation, see :mod:`mondrianlearn.drift`), else None.
     """
 
     name: str
@@ -52,6 +54,7 @@ class Trace:
     train_seconds: float = 0.0
     predict_seconds: float = 0.0
     summary: dict = field(default_factory=dict)
+    drift_events: object = None
 
 
 def _is_classifier(model):
@@ -206,6 +209,7 @@ def progressive_evaluation(learners, X, y, *, batch_size=100, warmup=None, task=
         total = trace.train_seconds + trace.predict_seconds
         trace.summary["seconds"] = total
         trace.summary["samples_per_second"] = n / total if total > 0 else float("inf")
+        trace.drift_events = getattr(lr.model, "drift_events_", None)
         size = getattr(lr.model, "model_size_", None)
         if size is not None:
             trace.summary["model_MB"] = size / 2**20
