@@ -52,6 +52,7 @@ for memory; a few minutes). ``--processes 2`` runs the streams in two processes.
 Writes ``benchmarks/results/bench_drift.md`` (``bench_drift_quick.md``).
 """
 
+import json
 import os
 import sys
 import time
@@ -64,7 +65,8 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Report, make_parser, markdown_table, max_rss_bytes, progress  # noqa: E402
+from _common import (RESULTS_DIR, Report, make_parser, markdown_table, max_rss_bytes,  # noqa: E402
+                     progress)
 
 N_TREES = 10
 N_SYNTH = 20_000
@@ -231,26 +233,42 @@ def warm_up_models():
     _WARM.append(True)
 
 
-def run_stream(task):
-    """One stream and seed: every model on it."""
-    name, seed, n_rows, models = task
+def run_task(task):
+    """One model on one stream and seed, or the memory run; appends its result to
+    the run cache (one JSON line) and returns it."""
+    cache, key = task
     warm_up_models()
-    data = load_stream(name, seed, n_rows)
-    if data is None:
-        return name, seed, None
-    X, y = data
-    regression = name.startswith("friedman")
-    out = {}
-    for label in models:
+    if key[0] == "memory":
+        result = {"key": list(key), "checkpoints": run_memory(key[1])}
+    else:
+        name, seed, n_rows, label = key
+        data = load_stream(name, seed, n_rows)
+        if data is None:
+            return {"key": list(key), "missing": True}
+        X, y = data
         started = time.perf_counter()
-        score, rate, model = progressive(label, X, y, regression, seed)
+        score, rate, model = progressive(label, X, y, name.startswith("friedman"), seed)
         events = getattr(model, "drift_events_", None)
         replaced = (int(np.isin(events["kind"], ["drift", "swap"]).sum())
                     if events is not None else None)
-        out[label] = (score, rate, replaced, len(y))
+        result = {"key": list(key), "score": float(score), "rate": float(rate),
+                  "replaced": replaced, "n": int(len(y))}
         progress(f"{name} seed {seed} {label}: {score:.4f}, {rate:,.0f} rows/s learned, "
                  f"{time.perf_counter() - started:.0f} s")
-    return name, seed, out
+    with open(cache, "a") as f:
+        f.write(json.dumps(result) + "\n")
+    return result
+
+
+def read_cache(cache):
+    """Results of earlier runs, by key (the last one of each key)."""
+    done = {}
+    if cache.exists():
+        for line in cache.read_text().splitlines():
+            if line.strip():
+                result = json.loads(line)
+                done[tuple(result["key"])] = result
+    return done
 
 
 # ---------------------------------------------------------------------- memory
@@ -297,6 +315,8 @@ def run_memory(n_rows, seed=0, chunk=2_000, max_nodes=1_000):
 
 # ----------------------------------------------------------------------- report
 def fmt_score(value, regression):
+    if value is None:
+        return "n/a"
     return f"{value:.3f}" if regression else f"{value:.4f}"
 
 
@@ -313,6 +333,10 @@ def main():
                         help="rows per stream (default 20,000 and all of Elec2; quick 5,000)")
     parser.add_argument("--memory-rows", type=int, default=None,
                         help="rows of the memory stream (default 2,000,000; quick 200,000)")
+    parser.add_argument("--fresh", action="store_true",
+                        help="forget the runs cached in results/bench_drift_runs.jsonl")
+    parser.add_argument("--report-only", action="store_true",
+                        help="no new runs: the report of the cached ones")
     args = parser.parse_args()
     n_seeds = args.seeds or (1 if args.quick else 3)
     n_synth = args.rows or (5_000 if args.quick else N_SYNTH)
@@ -321,49 +345,76 @@ def main():
     report = Report("bench_drift", "Drift-adaptive AMF against river's AMF and ARF (issue 18)",
                     args)
 
-    tasks = [(name, seed, n_elec2 if name == "elec2" else n_synth, MODELS)
-             for seed in range(n_seeds) for name in CLASSIFICATION + REGRESSION]
-    tasks += [(name, seed, n_synth, ("ours drift", "ours")) for seed in range(n_seeds)
-              for name in STATIONARY]
-    if args.processes > 1:
-        from multiprocessing import get_context
+    cache = RESULTS_DIR / f"{report.name}_runs.jsonl"
+    keys = [("memory", memory_rows)]
+    keys += [(name, seed, n_elec2 if name == "elec2" else n_synth, label)
+             for seed in range(n_seeds) for name in CLASSIFICATION + REGRESSION
+             for label in MODELS]
+    keys += [(name, seed, n_synth, label) for seed in range(n_seeds) for name in STATIONARY
+             for label in ("ours drift", "ours")]
+    done = read_cache(cache) if not args.fresh else {}
+    if args.fresh and cache.exists():
+        cache.unlink()
+    todo = [(cache, key) for key in keys if key not in done]
+    if todo and not args.report_only:
+        RESULTS_DIR.mkdir(exist_ok=True)
+        if args.processes > 1:
+            from multiprocessing import get_context
 
-        with get_context("spawn").Pool(args.processes) as pool:
-            results = list(pool.imap_unordered(run_stream, tasks))
-    else:
-        results = [run_stream(task) for task in tasks]
+            with get_context("spawn").Pool(args.processes) as pool:
+                for result in pool.imap_unordered(run_task, todo):
+                    done[tuple(result["key"])] = result
+        else:
+            for task in todo:
+                result = run_task(task)
+                done[tuple(result["key"])] = result
 
     scores = {}
-    for name, seed, out in results:
-        if out is None:
+    for key in keys[1:]:
+        result = done.get(key)
+        if result is None or result.get("missing"):
             continue
-        for label, value in out.items():
-            scores.setdefault((name, label), []).append(value)
+        name, seed, _, label = key
+        scores.setdefault((name, label), []).append(
+            (result["score"], result["rate"], result["replaced"], result["n"]))
+    missing = [key for key in keys if key not in done]
+    if missing:
+        report.text(f"**Incomplete run**: {len(missing)} of {len(keys)} runs missing "
+                    f"(the means below are over the seeds that finished: column 'seeds').")
 
     def mean(name, label, k=0):
         values = scores.get((name, label))
         return None if not values else float(np.mean([v[k] for v in values]))
 
+    def seeds(name):
+        return str(min(len(scores.get((name, label), [])) for label in MODELS))
+
+    def replaced(name):
+        value = mean(name, "ours drift", 2)
+        return "" if value is None else f"{value:.0f}"
+
     # Classification
     rows = []
     for name in CLASSIFICATION:
         values = [mean(name, label) for label in MODELS]
-        replaced = mean(name, "ours drift", 2)
-        rows.append([name, *(fmt_score(v, False) for v in values), f"{replaced:.0f}"])
-    averages = [float(np.mean([mean(n, label) for n in CLASSIFICATION])) for label in MODELS]
-    rows.append(["**mean**", *(f"**{v:.4f}**" for v in averages), ""])
+        rows.append([name, *(fmt_score(v, False) for v in values), replaced(name), seeds(name)])
+    complete = [n for n in CLASSIFICATION if all(mean(n, label) is not None for label in MODELS)]
+    averages = [float(np.mean([mean(n, label) for n in complete])) if complete else float("nan")
+                for label in MODELS]
+    rows.append([f"**mean** ({len(complete)} streams)", *(f"**{v:.4f}**" for v in averages),
+                 "", ""])
     report.section(
-        f"Classification: progressive accuracy, one row at a time (mean over {n_seeds} seeds)",
-        markdown_table(["stream", *MODELS, "trees replaced (ours drift)"], rows))
+        "Classification: progressive accuracy, one row at a time (mean over the seeds)",
+        markdown_table(["stream", *MODELS, "trees replaced (ours drift)", "seeds"], rows))
 
     # Regression
     rows = []
     for name in REGRESSION:
         values = [mean(name, label) for label in MODELS]
-        rows.append([name, *(fmt_score(v, True) for v in values),
-                     f"{mean(name, 'ours drift', 2):.0f}"])
-    report.section(f"Regression (FriedmanDrift): progressive MAE (mean over {n_seeds} seeds)",
-                   markdown_table(["stream", *MODELS, "trees replaced (ours drift)"], rows))
+        rows.append([name, *(fmt_score(v, True) for v in values), replaced(name), seeds(name)])
+    report.section("Regression (FriedmanDrift): progressive MAE (mean over the seeds)",
+                   markdown_table(["stream", *MODELS, "trees replaced (ours drift)", "seeds"],
+                                  rows))
 
     # Stationary
     rows = []
@@ -385,8 +436,9 @@ def main():
     # Rows per CPU second over all streams: total rows / total seconds.
     totals = {}
     for label in MODELS:
-        runs = [v for name in CLASSIFICATION + REGRESSION for v in scores[(name, label)]]
-        totals[label] = sum(n for *_, n in runs) / sum(n / rate for _, rate, _, n in runs)
+        runs = [v for name in CLASSIFICATION + REGRESSION for v in scores.get((name, label), [])]
+        seconds = sum(n / rate for _, rate, _, n in runs)
+        totals[label] = sum(n for *_, n in runs) / seconds if seconds else float("nan")
     speed_ratio = totals["ours drift"] / totals["river ARF"]
     rows = [[label, f"{totals[label]:,.0f}", f"{totals[label] / totals['river ARF']:.1f}x"]
             for label in MODELS]
@@ -395,7 +447,8 @@ def main():
                    markdown_table(["model", "rows/s", "against river ARF"], rows))
 
     # Memory
-    checkpoints = run_memory(memory_rows)
+    memory = done.get(keys[0])
+    checkpoints = memory["checkpoints"] if memory else [(0, 0, 0, 0, 0, 0.0)] * 2
     rows = [[f"{seen:,}", f"{size / 2**20:.2f} MB", f"{rss / 2**20:.0f} MB", str(nodes),
              f"{events:,}", f"{accuracy:.4f}"]
             for seen, size, rss, nodes, events, accuracy in checkpoints]
@@ -405,38 +458,56 @@ def main():
     sizes = [c[1] for c in checkpoints]
     half = len(sizes) // 2
     first_half, second_half = max(sizes[:half]), max(sizes[half:])
-    memory_ok = second_half <= 1.1 * first_half
-    report.section(
-        f"Memory: AMFClassifier(drift='adwin', max_nodes=1000), {memory_rows:,}-row stream, "
-        f"new concept every {MEMORY_CHANGE:,} rows",
-        markdown_table(["rows", "pickled model", "process max RSS", "largest tree (nodes)",
-                        "events recorded", "progressive accuracy"], rows),
-        note="The pickled model holds every tree (foreground and background), the "
-             "detectors and the event log (24 bytes per event, the only part that grows "
-             "once the node budget is reached).")
+    memory_ok = memory is not None and second_half <= 1.1 * first_half
+    if memory is not None:
+        report.section(
+            f"Memory: AMFClassifier(drift='adwin', max_nodes=1000), {memory_rows:,}-row "
+            f"stream, new concept every {MEMORY_CHANGE:,} rows",
+            markdown_table(["rows", "pickled model", "process max RSS", "largest tree (nodes)",
+                            "events recorded", "progressive accuracy"], rows),
+            note="The pickled model holds every tree (foreground and background), the "
+                 "detectors and the event log (24 bytes per event, the only part that grows "
+                 "once the node budget is reached). Process RSS is that of the worker that "
+                 "ran it.")
 
     # Targets
+    def f(value, digits=4):
+        return "n/a" if value is None or value != value else f"{value:.{digits}f}"
+
+    def verdict(ok, *values):
+        if any(v is None or v != v for v in values):
+            return "not run"
+        return met(ok)
+
     elec2 = {label: mean("elec2", label) for label in MODELS}
-    regression_ok = all(mean(n, "ours drift") <= mean(n, "river ARF") for n in REGRESSION)
+    friedman = [(mean(n, "ours drift"), mean(n, "river ARF")) for n in REGRESSION]
+    regression_ok = all(a is not None and b is not None and a <= b for a, b in friedman)
     rows = [
         ["classification: mean progressive accuracy >= river ARF",
-         f"{averages[0]:.4f} vs {averages[3]:.4f}", met(averages[0] >= averages[3])],
-        ["Elec2 >= river ARF", f"{elec2['ours drift']:.4f} vs {elec2['river ARF']:.4f}",
-         met(elec2["ours drift"] >= elec2["river ARF"])],
-        [f"Elec2 >= {ELEC2_TARGET}", f"{elec2['ours drift']:.4f}",
-         met(elec2["ours drift"] >= ELEC2_TARGET)],
+         f"{f(averages[0])} vs {f(averages[3])}",
+         verdict(averages[0] >= averages[3], averages[0], averages[3])],
+        ["Elec2 >= river ARF", f"{f(elec2['ours drift'])} vs {f(elec2['river ARF'])}",
+         verdict(elec2["ours drift"] is not None and elec2["river ARF"] is not None
+                 and elec2["ours drift"] >= elec2["river ARF"], elec2["ours drift"],
+                 elec2["river ARF"])],
+        [f"Elec2 >= {ELEC2_TARGET}", f(elec2["ours drift"]),
+         verdict(elec2["ours drift"] is not None and elec2["ours drift"] >= ELEC2_TARGET,
+                 elec2["ours drift"])],
         ["FriedmanDrift (each kind): MAE <= river ARFRegressor",
-         ", ".join(f"{n.split('_')[1]} {mean(n, 'ours drift'):.3f} vs "
-                   f"{mean(n, 'river ARF'):.3f}" for n in REGRESSION), met(regression_ok)],
+         ", ".join(f"{n.split('_')[1]} {f(a, 3)} vs {f(b, 3)}"
+                   for n, (a, b) in zip(REGRESSION, friedman)),
+         verdict(regression_ok, *(v for pair in friedman for v in pair))],
         ["stationary: at most 0.3 points below without drift adaptation",
          ", ".join(f"{n} {100 * (mean(n, 'ours drift') - mean(n, 'ours')):+.2f}"
-                   for n in STATIONARY if mean(n, "ours") is not None),
+                   for n in STATIONARY if mean(n, "ours") is not None
+                   and mean(n, "ours drift") is not None),
          met(all(stationary_ok)) if stationary_ok else "not run"],
-        [f"learning throughput >= {SPEED_TARGET:.0f}x river ARF", f"{speed_ratio:.1f}x",
-         met(speed_ratio >= SPEED_TARGET)],
+        [f"learning throughput >= {SPEED_TARGET:.0f}x river ARF", f"{f(speed_ratio, 1)}x",
+         verdict(speed_ratio >= SPEED_TARGET, speed_ratio)],
         ["memory under max_nodes flat after the budget is reached",
          f"largest pickled model {first_half / 2**20:.2f} MB over the first half, "
-         f"{second_half / 2**20:.2f} MB over the second", met(memory_ok)],
+         f"{second_half / 2**20:.2f} MB over the second" if memory else "n/a",
+         met(memory_ok) if memory else "not run"],
     ]
     report.section("Targets of issue 18", markdown_table(["target", "measured", ""], rows))
     report.finish()
