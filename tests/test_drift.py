@@ -363,3 +363,29 @@ def test_progressive_evaluation_and_plot_mark_the_replacements():
         assert left.lines[-1].get_color() == left.lines[1].get_color()
     finally:
         plt.close(fig)
+
+
+def test_switching_drift_off_after_learning_with_it_is_an_error():
+    X, y = _abrupt_classification(n=600, change=300)
+    model = AMFClassifier(n_estimators=3, random_state=0, drift="adwin").fit(X[:400], y[:400])
+    proba = model.predict_proba(X)
+    model.set_params(drift=None)
+    for rows in (slice(400, 401), slice(400, 600)):  # the fast path and the full path
+        with pytest.raises(ValueError, match="drift=None on a model that learned"):
+            model.partial_fit(X[rows], y[rows])
+    # It still predicts as it did; fit starts a stationary model afresh.
+    assert_array_equal(model.predict_proba(X), proba)
+    model.fit(X, y)
+    assert "_drift_state" not in model.__dict__
+    assert_array_equal(model.predict_proba(X),
+                       AMFClassifier(n_estimators=3, random_state=0).fit(X, y).predict_proba(X))
+
+
+def test_forests_with_drift_adaptation_are_not_merged():
+    from mondrianlearn.forest import merge_forests
+
+    X, y = _abrupt_classification(n=300)
+    parts = [AMFClassifier(n_estimators=2, random_state=s, drift="adwin").fit(X, y)
+             for s in (0, 1)]
+    with pytest.raises(ValueError, match="drift adaptation"):
+        merge_forests(parts)

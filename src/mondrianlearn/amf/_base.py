@@ -51,6 +51,20 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
     def _max_nodes_value(self):
         return 2**62 if self.max_nodes is None else int(self.max_nodes)
 
+    def _adapts_to_drift(self):
+        """Whether rows are learned with drift adaptation (:mod:`mondrianlearn.drift`).
+
+        A model that learned with it cannot go on without it (its trees read the
+        features with their own weights): ``drift=None`` set on it afterwards is an
+        error until ``fit`` starts it again.
+        """
+        if self.drift is not None:
+            return True
+        if self.__dict__.get("_drift_state") is not None:
+            raise ValueError("drift=None on a model that learned with drift adaptation: "
+                             "set drift back, or fit the model again.")
+        return False
+
     def _warn_renamed_scoring(self):
         """FutureWarning for a former value of ``scoring`` (called by ``fit`` and
         ``partial_fit``, as scikit-learn warns about deprecated parameter values)."""
@@ -70,6 +84,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
     def _start_model(self, n_features, node_stats):
         """Fresh empty trees with their own random streams."""
         self._start_units(n_features)
+        self.__dict__.pop("_drift_state", None)  # drift adaptation starts afresh too
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         states = spawn_states(seed, self.n_estimators)
         self.trees_ = [
@@ -136,7 +151,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         *work)``. The trees it leaves (room to grow, renumbering) are finished by the
         full path's per-tree loop (``_tree_learner(X, *data)``). Returns False, with
         nothing changed, when the rows are refused."""
-        if self.drift is not None:
+        if self._adapts_to_drift():
             from ..drift import learn_fast
 
             return learn_fast(self, X, data)
@@ -173,7 +188,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         """``predict_forest(addresses, sizes, X, *_fast_predict_args, out, *work)`` over
         all trees in one compiled call; None when the rows are refused (the full
         path then raises the usual error)."""
-        if self.drift is not None:
+        if self.__dict__.get("_drift_state") is not None:
             from ..drift import predict_fast
 
             return predict_fast(self, X, n_outputs)

@@ -311,7 +311,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
             return
         keys = np.searchsorted(self.classes_, y).astype(np.int64)
         weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
-        if self.drift is not None:
+        if self._adapts_to_drift():
             from ..drift import learn
 
             return learn(self, X, (keys, weights))

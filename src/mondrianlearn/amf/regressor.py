@@ -318,7 +318,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
         prior, spread = np.empty(X.shape[0]), np.empty(X.shape[0])
         target_moments(z, weights, self._y_moments, prior, spread)
-        if self.drift is not None:
+        if self._adapts_to_drift():
             from ..drift import learn
 
             return learn(self, X, (keys, z, weights, prior, spread))

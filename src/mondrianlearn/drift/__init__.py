@@ -1,9 +1,8 @@
 """Drift adaptation for the online forests (the estimators' ``drift`` parameter).
 
-``drift="adwin"`` on :class:`~mondrianlearn.AMFClassifier`,
-:class:`~mondrianlearn.AMFRegressor`, :class:`~mondrianlearn.MondrianForestClassifier`
-and :class:`~mondrianlearn.MondrianForestRegressor` (and their river adapters) makes
-the forest follow a stream that changes: each tree's online loss feeds ADWIN
+``drift="adwin"`` on :class:`~mondrianlearn.AMFClassifier` and
+:class:`~mondrianlearn.AMFRegressor` (and their river adapters) makes the forest
+follow a stream that changes: each tree's online loss feeds ADWIN
 detectors that start background trees and swap them in; scheduled challengers
 replace trees that a background tree beats; new AMF trees cut the features that
 the forest currently finds useful more often. See :mod:`mondrianlearn.drift._adaptive`

@@ -29,8 +29,7 @@ for its values). The mechanism, per tree slot of the forest:
   forecasters beat their parent's in the aggregation's weights,
   ``drift._kernels.split_gains``), relative to the largest, and at least
   ``weight_floor`` so that every feature keeps being cut and a feature that
-  becomes useful after a drift is found again. Mondrian forests keep their points
-  for pausing, in the model's units, so their trees all use weight 1.
+  becomes useful after a drift is found again.
 
 The stationary models are unchanged when ``drift`` is ``None``: none of this code
 runs. Slots are learned independently (each in its own compiled loop), so the
