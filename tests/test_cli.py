@@ -452,6 +452,7 @@ def test_demo_runs_on_a_short_stream(tmp_path, capsys):
                  "--no-progress", "--plot", str(png)])
     out = capsys.readouterr().out
     assert code == 0 and "Progressive accuracy" in out and png.stat().st_size > 1000
+    assert "AMF drift-adaptive" in out and "Drift adaptation (drift='adwin')" in out
 
 
 def test_evaluation_compiles_before_the_clock_starts(monkeypatch):

@@ -62,6 +62,9 @@ class Trace:
         Final metrics over all scored samples (see :func:`progressive_evaluation`),
         with ``seconds``, ``samples_per_second`` and, when the model reports
         ``model_size_``, ``model_MB``.
+    drift_events : structured ndarray or None
+        The model's ``drift_events_`` at the end, for models with drift adaptation
+        (see :mod:`mondrianlearn.drift`); else None.
     """
 
     name: str
@@ -71,6 +74,7 @@ class Trace:
     train_seconds: float = 0.0
     predict_seconds: float = 0.0
     summary: dict = field(default_factory=dict)
+    drift_events: object = None
 
 
 def _is_classifier(model):
@@ -239,6 +243,7 @@ def progressive_evaluation(learners, X, y, *, batch_size=100, warmup=None, task=
         total = trace.train_seconds + trace.predict_seconds
         trace.summary["seconds"] = total
         trace.summary["samples_per_second"] = n / total if total > 0 else float("inf")
+        trace.drift_events = getattr(lr.model, "drift_events_", None)
         size = getattr(lr.model, "model_size_", None)
         if size is not None:
             trace.summary["model_MB"] = size / 2**20

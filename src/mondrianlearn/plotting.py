@@ -392,13 +392,21 @@ def plot_progressive(traces, metric_name="metric", *, title=None):
     -------
     fig : matplotlib Figure
         Two panels: metric against samples seen, and against cumulative seconds on a
-        logarithmic axis labelled with plain numbers.
+        logarithmic axis labelled with plain numbers. A trace of a model with drift
+        adaptation (``Trace.drift_events``) has the rows where it replaced trees
+        marked on the left panel, in its colour
+        (:func:`mondrianlearn.drift.mark_drift_events`).
     """
+    from .drift import mark_drift_events
+
     plt = _pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     for t in traces:
-        left.plot(t.samples, t.metric, label=t.name)
+        (line,) = left.plot(t.samples, t.metric, label=t.name)
         right.plot(t.seconds, t.metric, label=t.name)
+        if getattr(t, "drift_events", None) is not None:
+            mark_drift_events(left, t.drift_events, color=line.get_color(),
+                              label=f"{t.name}: trees replaced")
     left.set_xlabel("samples seen")
     right.set_xlabel("cumulative time (s)")
     right.set_xscale("log")

@@ -177,6 +177,15 @@ class _Backed:
         kwargs["random_state"] = kwargs.pop("seed")
         return cls(**kwargs)
 
+    @property
+    def drift_events_(self):
+        """The backing model's ``drift_events_`` (models with drift adaptation)."""
+        model = self.__dict__.get("_model")
+        if model is None:
+            raise AttributeError("drift_events_ exists once a model with drift "
+                                 "adaptation has learned.")
+        return model.drift_events_
+
     def _learned(self):
         return self._model is not None and hasattr(self._model, "n_features_in_")
 
@@ -630,6 +639,9 @@ class AMFClassifier(_BackedClassifier):
     feature_scale : "range", None or array-like, default="range"
         Units of the features (see the estimator). A feature first seen late gets unit 1
         until it varies.
+    drift : {None, "adwin"} or dict, default=None
+        Drift adaptation (see :mod:`mondrianlearn.drift`); what it did is in
+        ``drift_events_``.
 
     Examples
     --------
@@ -646,7 +658,7 @@ class AMFClassifier(_BackedClassifier):
     def __init__(self, n_estimators=10, step=1.0, dirichlet=None, use_aggregation=True,
                  split_pure=False, temporary_extension=False, scoring="count_then_score",
                  bootstrap=False, max_nodes=None, n_jobs=None, seed=None,
-                 feature_scale="range"):
+                 feature_scale="range", drift=None):
         _set_params(self, locals())
 
 
@@ -685,6 +697,9 @@ class AMFRegressor(_BackedRegressor):
     feature_scale : "range", None or array-like, default="range"
         Units of the features (see the estimator). A feature first seen late gets unit 1
         until it varies.
+    drift : {None, "adwin"} or dict, default=None
+        Drift adaptation (see :mod:`mondrianlearn.drift`); what it did is in
+        ``drift_events_``.
     """
 
     _backing = "mondrianlearn.amf:AMFRegressor"
@@ -692,7 +707,8 @@ class AMFRegressor(_BackedRegressor):
 
     def __init__(self, n_estimators=10, step=64.0, use_aggregation=True, split_pure=True,
                  temporary_extension=False, scoring="count_then_score", bootstrap=False,
-                 max_nodes=None, n_jobs=None, seed=None, feature_scale="range"):
+                 max_nodes=None, n_jobs=None, seed=None, feature_scale="range",
+                 drift=None):
         _set_params(self, locals())
 
 

@@ -45,10 +45,25 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "feature_scale": [StrOptions({"range"}), "array-like", None],
+        "drift": [StrOptions({"adwin"}), dict, None],
     }
 
     def _max_nodes_value(self):
         return 2**62 if self.max_nodes is None else int(self.max_nodes)
+
+    def _adapts_to_drift(self):
+        """Whether rows are learned with drift adaptation (:mod:`mondrianlearn.drift`).
+
+        A model that learned with it cannot go on without it (its trees read the
+        features with their own weights): ``drift=None`` set on it afterwards is an
+        error until ``fit`` starts it again.
+        """
+        if self.drift is not None:
+            return True
+        if self.__dict__.get("_drift_state") is not None:
+            raise ValueError("drift=None on a model that learned with drift adaptation: "
+                             "set drift back, or fit the model again.")
+        return False
 
     def _warn_renamed_scoring(self):
         """FutureWarning for a former value of ``scoring`` (called by ``fit`` and
@@ -69,6 +84,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
     def _start_model(self, n_features, node_stats):
         """Fresh empty trees with their own random streams."""
         self._start_units(n_features)
+        self.__dict__.pop("_drift_state", None)  # drift adaptation starts afresh too
         seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
         states = spawn_states(seed, self.n_estimators)
         self.trees_ = [
@@ -135,6 +151,10 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         *work)``. The trees it leaves (room to grow, renumbering) are finished by the
         full path's per-tree loop (``_tree_learner(X, *data)``). Returns False, with
         nothing changed, when the rows are refused."""
+        if self._adapts_to_drift():
+            from ..drift import learn_fast
+
+            return learn_fast(self, X, data)
         table = self._fast_table()
         if table is None:
             return False
@@ -168,6 +188,10 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         """``predict_forest(addresses, sizes, X, *_fast_predict_args, out, *work)`` over
         all trees in one compiled call; None when the rows are refused (the full
         path then raises the usual error)."""
+        if self.__dict__.get("_drift_state") is not None:
+            from ..drift import predict_fast
+
+            return predict_fast(self, X, n_outputs)
         table = self._fast_table()
         if table is None:
             return None
@@ -213,8 +237,11 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
 
         ``run_kernel`` adds each tree's prediction to ``part`` in one addition per
         entry, so adding the trees in place (one thread) or adding per-tree parts in
-        tree order (several) gives identical results.
+        tree order (several) gives identical results. With drift adaptation each
+        tree reads the rows with its own feature weights (``drift.rows_for``).
         """
+        from ..drift import rows_for
+
         out = np.zeros((X.shape[0],) + shape)
         width = int(np.prod(shape)) if shape else 1
         per_row = 8 * width * max(len(self.trees_), 1)
@@ -225,12 +252,12 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
             if runs_sequentially(len(self.trees_), self.n_jobs):
                 target = out[rows]  # a view: the kernels add into it
                 for tree in self.trees_:
-                    run_kernel(tree, Xc, target)
+                    run_kernel(tree, rows_for(self, tree, Xc), target)
                 continue
 
             def one(tree):
                 part = np.zeros((Xc.shape[0],) + shape)
-                run_kernel(tree, Xc, part)
+                run_kernel(tree, rows_for(self, tree, Xc), part)
                 return part
 
             for part in map_trees(one, self.trees_, self.n_jobs):
@@ -269,6 +296,20 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
                                scale, part)
 
         return self._sum_over_trees(X, (), run)
+
+    @property
+    def drift_events_(self):
+        """With ``drift``: what the adaptation did (see :mod:`mondrianlearn.drift`)."""
+        state = self.__dict__.get("_drift_state")
+        if state is None or self.drift is None:
+            raise AttributeError("drift_events_ exists once a model with drift adaptation "
+                                 "(drift='adwin' or a dict) has learned.")
+        return state.events_array()
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        if "drift" not in self.__dict__:  # saved before drift adaptation existed
+            object.__setattr__(self, "drift", None)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -92,6 +92,19 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         ``partial_fit`` over any mini-batches. ``None``: features as
         they are. An array: fixed scales (each feature divided by its own). See
         :mod:`mondrianlearn.utils.feature_scale`.
+    drift : {None, "adwin"} or dict, default=None
+        Adaptation to a stream that changes. ``None``: the stationary AMF above.
+        ``"adwin"``: each tree's online loss (the absolute loss of its aggregated
+        probability of the row's label, read off its root's CTW weight before the
+        tree learns the row) feeds ADWIN detectors; a warning starts a background
+        tree and a drift swaps it in (the adaptive random forest's scheme), a
+        background tree that is significantly better on the rows both learned
+        takes over at once, challengers are started on a schedule, and new trees
+        cut the features that the forest currently finds useful more often. A dict
+        changes some settings of ``"adwin"`` (see
+        :data:`mondrianlearn.drift.DEFAULTS`). Chosen among the mechanisms measured
+        in ``benchmarks/bench_drift.py``, where it beats river's ARF on average
+        over drifting streams; see :mod:`mondrianlearn.drift`.
 
     Attributes
     ----------
@@ -105,9 +118,16 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         Defined when ``X`` had string column names.
     trees_ : list of TreeState
         The trees; ``node_stats`` holds ``counts``, ``total``, ``log_weight`` and
-        ``log_weight_tree`` per node.
+        ``log_weight_tree`` per node. With ``drift``, the foreground trees (those
+        that predict).
     n_samples_seen_ : int
         Number of rows learned so far (rows of weight zero not counted).
+    drift_events_ : structured ndarray
+        With ``drift``: what the adaptation did, one entry per event with fields
+        ``row`` (stream position, from 0), ``tree`` (slot in ``trees_``) and
+        ``kind``: ``"warning"`` (a background tree started), ``"challenge"`` (a
+        scheduled one started), ``"drift"`` (drift detected, the tree replaced),
+        ``"swap"`` (the background tree beat the tree and replaced it).
 
     Notes
     -----
@@ -152,7 +172,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
     def __init__(self, n_estimators=10, step=1.0, dirichlet=None, use_aggregation=True,
                  split_pure=False, temporary_extension=False, scoring="count_then_score",
                  bootstrap=False, max_nodes=None, n_jobs=None, random_state=None,
-                 feature_scale="range"):
+                 feature_scale="range", drift=None):
         self.n_estimators = n_estimators
         self.step = step
         self.dirichlet = dirichlet
@@ -165,6 +185,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.feature_scale = feature_scale
+        self.drift = drift
 
     # ------------------------------------------------------------------ training
     @_fit_context(prefer_skip_nested_validation=True)
@@ -299,6 +320,10 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
             return
         keys = np.searchsorted(self.classes_, y).astype(np.int64)
         weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
+        if self._adapts_to_drift():
+            from ..drift import learn
+
+            return learn(self, X, (keys, weights))
         self._learn(X.shape[0], self._tree_learner(X, keys, weights))
 
     def _tree_learner(self, X, keys, weights):

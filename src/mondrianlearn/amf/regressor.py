@@ -88,6 +88,11 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         new units while it holds fewer than 256, and rescales its trees exactly in
         place afterwards; ``None`` uses the features as they are; an array gives
         fixed scales.
+    drift : {None, "adwin"} or dict, default=None
+        Adaptation to a stream that changes, as in :class:`AMFClassifier`; a tree's
+        loss on a row is its absolute error, forecast before it learns the row, in
+        units of three running standard deviations of the target (capped at 1).
+        See :mod:`mondrianlearn.drift`.
 
     Attributes
     ----------
@@ -104,6 +109,8 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         ``log_weight`` and ``log_weight_tree``.
     n_samples_seen_ : int
         Number of rows learned so far (rows of weight zero not counted).
+    drift_events_ : structured ndarray
+        With ``drift``: what the adaptation did (see :class:`AMFClassifier`).
 
     Notes
     -----
@@ -170,7 +177,8 @@ class AMFRegressor(RegressorMixin, BaseAMF):
 
     def __init__(self, n_estimators=10, step=STEP, use_aggregation=True, split_pure=True,
                  temporary_extension=False, scoring="count_then_score", bootstrap=False,
-                 max_nodes=None, n_jobs=None, random_state=None, feature_scale="range"):
+                 max_nodes=None, n_jobs=None, random_state=None, feature_scale="range",
+                 drift=None):
         self.n_estimators = n_estimators
         self.step = step
         self.use_aggregation = use_aggregation
@@ -182,6 +190,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.feature_scale = feature_scale
+        self.drift = drift
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -328,6 +337,10 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
         prior, spread = np.empty(X.shape[0]), np.empty(X.shape[0])
         target_moments(z, weights, self._y_moments, prior, spread)
+        if self._adapts_to_drift():
+            from ..drift import learn
+
+            return learn(self, X, (keys, z, weights, prior, spread))
         self._learn(X.shape[0], self._tree_learner(X, keys, z, weights, prior, spread))
 
     def _tree_learner(self, X, keys, y, weights, prior, spread):

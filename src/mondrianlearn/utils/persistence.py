@@ -1,13 +1,15 @@
 """Saving and loading models: pickles record the library version and state format."""
 
-STATE_FORMAT = 3
+STATE_FORMAT = 4
 """Version of the layout of fitted state; bumped when a saved model can no longer load.
 
 An estimator reads the formats from its ``_oldest_state_format`` to this one: a
 bump refuses only the models whose own layout changed (2: ``AMFRegressor`` keeps
 running moments of the target and a sum of squared deviations per node; 3: trees in
 feature units, ``utils.feature_scale``, which older versions would misread: models
-saved in formats 1 and 2 load with ``feature_scale=None``, in raw units)."""
+saved in formats 1 and 2 load with ``feature_scale=None``, in raw units; 4: AMF
+has the ``drift`` parameter and, when it is set, a drift state: models saved in
+earlier formats load with ``drift=None``)."""
 
 
 class IncompatibleModelError(ValueError):

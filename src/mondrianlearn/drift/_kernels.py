@@ -1,0 +1,448 @@
+"""Compiled loops of the drift-adaptive forests (see ``drift._adaptive``).
+
+A forest of ``T`` slots is one :class:`~mondrianlearn.engine.tree_table.TreeTable`
+of ``2 T`` trees: row ``t`` is the foreground tree of slot ``t`` (the one that
+predicts), row ``T + t`` its background tree (learning only while ``active[t]``).
+Each tree sees the rows multiplied by its own feature weights (``scale``, one row
+per tree of the table), fixed when the tree was started.
+
+The loops go row by row and, for each row, slot by slot: the foreground tree's
+loss on the row, computed before it learns the row, feeds the slot's two ADWIN
+detectors; both trees learn the row through the models' own per-tree kernels (the
+engine's extension and the models' statistics, unchanged). The loop stops at an
+event that Python must handle (``EVENT_*``: a tree needs room, a background tree
+must be started or swapped in); Python handles it and calls again from that row
+and slot. The forest is therefore in the same state at every (row, slot) however
+the stream is cut into calls.
+
+Losses are in ``[0, 1]``. For a classifier, the loss is read off the change of
+the root's aggregation weight (``log_weight_tree``) while the tree learns the row:
+context tree weighting makes that change ``step * w`` times the log of the tree's
+aggregated probability of the row's label (the mixture, over the prunings, of the
+probabilities their leaves give it), so the loss ``1 - exp(change / (step * w))``,
+the absolute loss of that probability, costs nothing beyond learning the row. (For
+a regressor the same change is dominated by the best pruning when ``step`` is
+large, so the tree forecasts the row first, see ``_learn_regressor_one``.)
+"""
+
+import numpy as np
+
+from ..amf._forest_kernels import _clear_done, _work
+from ..amf._kernels import _learn_classifier_rows, _learn_regressor_rows, target_moments
+from ..amf._path_sums import _proba_rows, _value_rows
+from ..engine._jit import kernel
+from ..engine.random import next_uint64, poisson
+from ..engine.tree import META_N_NODES, META_ROOT
+from ..engine.tree_table import (COLUMN_STATS, SIZE_NODES, accept_rows, finite_rows,
+                                 float_matrix_at, float_vector_at, rng_at, tree_at)
+from ._detectors import adwin_reset, adwin_update
+
+NO_EVENT = 0
+EVENT_GROW = 1
+"""A tree of the slot needs more node storage before the row."""
+EVENT_WARNING = 2
+"""The warning detector fired: start a background tree."""
+EVENT_DRIFT = 3
+"""The drift detector fired: the background tree (or a new one) replaces the
+foreground tree."""
+EVENT_SWAP = 4
+"""The background tree has been significantly better than the foreground tree on
+the rows both learned: it replaces it."""
+EVENT_CHALLENGE = 5
+"""A scheduled background tree (challenger) is due."""
+EVENT_WORK = 6
+"""A tree of the slot has outgrown the work arrays."""
+
+# Columns of ``settings`` (floats, so that one array carries them).
+S_WARNING_DELTA = 0
+S_DRIFT_DELTA = 1
+S_SWAP_DELTA = 2
+S_SWAP_MIN = 3
+S_BAGGING = 4
+S_UPWARD = 5
+N_SETTINGS = 6
+
+# Columns of ``pair`` (per slot): rows learned by both trees since the background
+# tree started, the sum of the foreground's loss minus the background's on them,
+# and the sum of the squares of those differences.
+P_ROWS = 0
+P_GAIN = 1
+P_SQUARES = 2
+N_PAIR = 3
+
+# Slot flags (``active``).
+BG_OFF = 0
+BG_ON = 1
+
+
+@kernel
+def _has_room(sizes, t, n_nodes, max_nodes):
+    """Whether tree ``t`` can take one more row without growing (the per-tree
+    kernels refuse a row that could need two nodes past the capacity)."""
+    return n_nodes + 2 > max_nodes or n_nodes + 2 <= sizes[t, SIZE_NODES]
+
+
+@kernel
+def _weighted_row(X, i, scale, t, row):
+    """``row[0] = X[i] * scale[t]``: the row as tree ``t`` sees it."""
+    for d in range(X.shape[1]):
+        row[0, d] = X[i, d] * scale[t, d]
+
+
+@kernel
+def _row_weight(weights, i, bagging, rng):
+    """Weight of row ``i`` in a slot: ``weights[i]`` times a Poisson(``bagging``)
+    draw from the slot's stream when ``bagging > 0`` (online bagging; 0: skipped)."""
+    w = weights[i]
+    if bagging > 0.0:
+        w *= poisson(rng, bagging)
+    return w
+
+
+@kernel
+def _loss(change, step, w):
+    """The loss in [0, 1] of a tree's aggregated forecast from the change of its
+    root weight (see the module docstring)."""
+    loss = 1.0 - np.exp(change / (step * w))
+    return min(max(loss, 0.0), 1.0)
+
+
+@kernel
+def _root_weight(tree, log_weight_tree):
+    return log_weight_tree[tree.meta[META_ROOT]] if tree.meta[META_N_NODES] > 0 else np.nan
+
+
+@kernel
+def _learn_classifier_one(addresses, sizes, t, X, key, i, scale, row, weight, step,
+                          dirichlet, split_pure, max_nodes, count_first, n_classes, excess,
+                          path, no_samples):
+    """Tree ``t`` learns row ``i`` (label key ``key[0]``, weight ``weight[0]``);
+    returns its loss on the row, or -1 when the tree was empty (no forecast to
+    score)."""
+    tree = tree_at(addresses, sizes, t, X.shape[1])
+    capacity = sizes[t, SIZE_NODES]
+    log_weight_tree = float_vector_at(addresses, t, COLUMN_STATS + 3, capacity)
+    before = _root_weight(tree, log_weight_tree)
+    _weighted_row(X, i, scale, t, row)
+    _learn_classifier_rows(tree, row, key, weight, 0,
+                           float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_classes),
+                           float_vector_at(addresses, t, COLUMN_STATS + 1, capacity),
+                           float_vector_at(addresses, t, COLUMN_STATS + 2, capacity),
+                           log_weight_tree, step, dirichlet, split_pure,
+                           rng_at(addresses, t), False, max_nodes, count_first, excess,
+                           path, no_samples)
+    if np.isnan(before):
+        return -1.0
+    return _loss(log_weight_tree[tree.meta[META_ROOT]] - before, step, weight[0])
+
+
+@kernel
+def _learn_regressor_one(addresses, sizes, t, X, i, key, target, prior, spread, scale, row,
+                         weight, step, split_pure, max_nodes, count_first, excess, path,
+                         no_samples, aggregate, extend, forecast, work, prefix):
+    """``_learn_classifier_one`` for regression (one-element arrays: the row's key,
+    target, prior and spread). The loss is the tree's absolute error on the row,
+    forecast as the model forecasts (``aggregate``, ``extend``), in units of three
+    running standard deviations of the target, capped at 1."""
+    tree = tree_at(addresses, sizes, t, X.shape[1])
+    capacity = sizes[t, SIZE_NODES]
+    mean = float_vector_at(addresses, t, COLUMN_STATS + 1, capacity)
+    log_weight = float_vector_at(addresses, t, COLUMN_STATS + 3, capacity)
+    log_weight_tree = float_vector_at(addresses, t, COLUMN_STATS + 4, capacity)
+    _weighted_row(X, i, scale, t, row)
+    loss = -1.0
+    if tree.meta[META_N_NODES] > 0:
+        forecast[0] = 0.0
+        _value_rows(tree, row, mean, prior[0], log_weight, log_weight_tree, aggregate, extend,
+                    no_samples.astype(np.float64), 1.0, forecast, work, prefix)
+        if aggregate:
+            _clear_done(tree, row, path, work[6])
+        unit = 3.0 * spread[0]
+        error = abs(forecast[0] - target[0])
+        loss = min(error / unit, 1.0) if unit > 0.0 else (0.0 if error == 0.0 else 1.0)
+    _learn_regressor_rows(tree, row, key, target, weight, prior, spread, 0,
+                          float_vector_at(addresses, t, COLUMN_STATS, capacity), mean,
+                          float_vector_at(addresses, t, COLUMN_STATS + 2, capacity),
+                          log_weight, log_weight_tree, step, split_pure,
+                          rng_at(addresses, t), False, max_nodes, count_first, excess, path,
+                          no_samples)
+    return loss
+
+
+@kernel
+def _before_row(addresses, sizes, t, n_trees, i, row0, max_nodes, active, next_challenge,
+                n_features, path):
+    """The event that stops slot ``t`` before row ``i``, or ``NO_EVENT``."""
+    tree = tree_at(addresses, sizes, t, n_features)
+    if not _has_room(sizes, t, tree.meta[META_N_NODES], max_nodes):
+        return EVENT_GROW
+    if sizes[t, SIZE_NODES] > path.shape[0]:
+        return EVENT_WORK
+    if 0 <= next_challenge[t] <= row0 + i:
+        # Due whether or not a background tree learns: one that has not beaten
+        # the foreground tree by now gives way to a new one.
+        return EVENT_CHALLENGE
+    if active[t] != BG_OFF:
+        background = tree_at(addresses, sizes, n_trees + t, n_features)
+        if not _has_room(sizes, n_trees + t, background.meta[META_N_NODES], max_nodes):
+            return EVENT_GROW
+        if sizes[n_trees + t, SIZE_NODES] > path.shape[0]:
+            return EVENT_WORK
+    return NO_EVENT
+
+
+@kernel
+def _after_row(t, loss, background_loss, active, detectors, pair, settings):
+    """Update slot ``t``'s statistics with the losses of its trees on a row (-1: the
+    tree was empty); returns the event the row raised, or ``NO_EVENT``."""
+    if loss < 0.0:
+        return NO_EVENT
+    if active[t] != BG_OFF and background_loss >= 0.0:
+        difference = loss - background_loss
+        pair[t, P_ROWS] += 1.0
+        pair[t, P_GAIN] += difference
+        pair[t, P_SQUARES] += difference * difference
+        m = pair[t, P_ROWS]
+        if m >= settings[S_SWAP_MIN] and m >= 2.0:
+            # Empirical Bernstein bound (Maurer and Pontil, 2009) for m differences
+            # in [-1, 1]: with mean <= 0, their sum exceeds sqrt(2 m V L) +
+            # 14 L m / (3 (m - 1)), V their sample variance and L = log(2 /
+            # delta), with probability at most delta. The two trees' losses on a
+            # row move together, so V is small and the test much sharper than
+            # Hoeffding's, which ignores it.
+            gain = pair[t, P_GAIN]
+            variance = max(pair[t, P_SQUARES] - gain * gain / m, 0.0) / (m - 1.0)
+            bound = np.log(2.0 / settings[S_SWAP_DELTA])
+            if gain > np.sqrt(2.0 * m * variance * bound) + 14.0 * bound * m / (3.0 * (m - 1.0)):
+                return EVENT_SWAP
+    upward = settings[S_UPWARD] > 0.0
+    drift = adwin_update(detectors[t, 1], loss, settings[S_DRIFT_DELTA], upward)
+    warning = adwin_update(detectors[t, 0], loss, settings[S_WARNING_DELTA], upward)
+    if drift:
+        return EVENT_DRIFT
+    if warning:
+        adwin_reset(detectors[t, 0])
+        return EVENT_WARNING
+    return NO_EVENT
+
+
+@kernel
+def learn_classifier_slots(addresses, sizes, X, keys, weights, row0, position, active,
+                           detectors, pair, next_challenge, scale, settings, step, dirichlet,
+                           split_pure, max_nodes, count_first, n_classes, row, weight, key,
+                           excess, path, no_samples):
+    """Learn the rows of ``X`` in every slot, from row ``position[0]`` and slot
+    ``position[1]`` on (classification).
+
+    Rows are taken in order and, for each row, the slots in order, so that the
+    state of the whole forest at any row does not depend on how the stream was cut
+    into calls. ``row0`` is the stream position of ``X[0]``. Returns the event that
+    stopped the loop (``NO_EVENT``: every row learned), with ``position`` set to
+    where to go on once it is handled: for ``EVENT_GROW``, ``EVENT_WORK`` and
+    ``EVENT_CHALLENGE``, due before slot ``position[1]`` learns row
+    ``position[0]``, that row and slot; for the others, raised by that row in that
+    slot, the next slot.
+    """
+    n_trees = addresses.shape[0] // 2
+    n_features = X.shape[1]
+    first_slot = position[1]
+    for i in range(position[0], X.shape[0]):
+        for t in range(first_slot, n_trees):
+            position[0] = i
+            position[1] = t
+            event = _before_row(addresses, sizes, t, n_trees, i, row0, max_nodes, active,
+                                next_challenge, n_features, path)
+            if event != NO_EVENT:
+                return event
+            weight[0] = _row_weight(weights, i, settings[S_BAGGING], rng_at(addresses, t))
+            if weight[0] <= 0.0:
+                continue
+            key[0] = keys[i]
+            loss = _learn_classifier_one(addresses, sizes, t, X, key, i, scale, row, weight,
+                                         step, dirichlet, split_pure, max_nodes, count_first,
+                                         n_classes, excess, path, no_samples)
+            background_loss = -1.0
+            if active[t] != BG_OFF:
+                background_loss = _learn_classifier_one(
+                    addresses, sizes, n_trees + t, X, key, i, scale, row, weight, step,
+                    dirichlet, split_pure, max_nodes, count_first, n_classes, excess, path,
+                    no_samples)
+            event = _after_row(t, loss, background_loss, active, detectors, pair, settings)
+            if event != NO_EVENT:
+                return event
+        first_slot = 0
+    position[0] = X.shape[0]
+    position[1] = 0
+    return NO_EVENT
+
+
+@kernel
+def learn_regressor_slots(addresses, sizes, X, keys, y, weights, prior, spread, row0,
+                          position, active, detectors, pair, next_challenge, scale, settings,
+                          step, split_pure, max_nodes, count_first, aggregate, extend, row,
+                          weight, key, target, target_prior, target_spread, excess, path,
+                          no_samples, forecast, floats, ints, done, tree_weights, prefix):
+    """``learn_classifier_slots`` for regression (``y`` relative to the model's
+    offset, ``prior`` and ``spread`` from ``target_moments``; ``target``,
+    ``target_prior``, ``target_spread``, ``forecast``: one-element work arrays;
+    ``floats`` to ``prefix``: those of ``amf._forest_kernels.prediction_work``, for
+    the trees' forecasts)."""
+    n_trees = addresses.shape[0] // 2
+    work = _work(floats, ints, done, excess, tree_weights)
+    n_features = X.shape[1]
+    first_slot = position[1]
+    for i in range(position[0], X.shape[0]):
+        for t in range(first_slot, n_trees):
+            position[0] = i
+            position[1] = t
+            event = _before_row(addresses, sizes, t, n_trees, i, row0, max_nodes, active,
+                                next_challenge, n_features, done)
+            if event != NO_EVENT:
+                return event
+            weight[0] = _row_weight(weights, i, settings[S_BAGGING], rng_at(addresses, t))
+            if weight[0] <= 0.0:
+                continue
+            key[0] = keys[i]
+            target[0] = y[i]
+            target_prior[0] = prior[i]
+            target_spread[0] = spread[i]
+            loss = _learn_regressor_one(addresses, sizes, t, X, i, key, target, target_prior,
+                                        target_spread, scale, row, weight, step, split_pure,
+                                        max_nodes, count_first, excess, path, no_samples,
+                                        aggregate, extend, forecast, work, prefix)
+            background_loss = -1.0
+            if active[t] != BG_OFF:
+                background_loss = _learn_regressor_one(
+                    addresses, sizes, n_trees + t, X, i, key, target, target_prior,
+                    target_spread, scale, row, weight, step, split_pure, max_nodes,
+                    count_first, excess, path, no_samples, aggregate, extend, forecast, work,
+                    prefix)
+            event = _after_row(t, loss, background_loss, active, detectors, pair, settings)
+            if event != NO_EVENT:
+                return event
+        first_slot = 0
+    position[0] = X.shape[0]
+    position[1] = 0
+    return NO_EVENT
+
+
+@kernel
+def check_rows(X, feature_range):
+    """``accept_rows`` for the drift loops (finite rows whose range, widened into
+    ``feature_range``, has a finite width)."""
+    return accept_rows(X, feature_range)
+
+
+@kernel
+def check_targets(y):
+    return finite_rows(y.reshape((y.shape[0], 1)))
+
+
+@kernel
+def running_target_moments(z, weights, moments, prior, spread):
+    """``amf._kernels.target_moments`` (re-exported for the drift driver)."""
+    target_moments(z, weights, moments, prior, spread)
+
+
+# ------------------------------------------------------------------ prediction
+@kernel
+def predict_proba_slots(addresses, sizes, X, n_classes, dirichlet, aggregate, extend,
+                        tree_weights, scale, row, out, floats, ints, done, excess, weights,
+                        prefix, class_row, prefix_1d):
+    """Add ``tree_weights[t]`` times the probabilities of each foreground tree to
+    ``out`` (each tree reads the rows multiplied by its feature weights). The work
+    arrays are those of ``amf._forest_kernels.prediction_work``. Returns 1, or 0 if
+    ``X`` is not finite, or -1 if a tree does not fit the work arrays (nothing
+    added in both cases)."""
+    if not finite_rows(X):
+        return 0
+    n_trees = addresses.shape[0] // 2
+    for t in range(n_trees):
+        if sizes[t, SIZE_NODES] > done.shape[0]:
+            return -1
+    if class_row.shape[0] < n_classes:
+        return -1
+    work = _work(floats, ints, done, excess, weights)
+    n_features = X.shape[1]
+    for t in range(n_trees):
+        tree = tree_at(addresses, sizes, t, n_features)
+        capacity = sizes[t, SIZE_NODES]
+        if tree.meta[META_N_NODES] == 0:
+            out += tree_weights[t] / n_classes
+            continue
+        counts = float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_classes)
+        total = float_vector_at(addresses, t, COLUMN_STATS + 1, capacity)
+        log_weight = float_vector_at(addresses, t, COLUMN_STATS + 2, capacity)
+        log_weight_tree = float_vector_at(addresses, t, COLUMN_STATS + 3, capacity)
+        for i in range(X.shape[0]):
+            _weighted_row(X, i, scale, t, row)
+            _proba_rows(tree, row, counts, total, log_weight, log_weight_tree, dirichlet,
+                        aggregate, extend, tree_weights[t], out[i:i + 1], work, prefix,
+                        class_row)
+            if aggregate:
+                _clear_done(tree, row, ints[0], done)
+    return 1
+
+
+@kernel
+def predict_value_slots(addresses, sizes, X, prior, aggregate, extend, tree_weights, scale,
+                        row, out, floats, ints, done, excess, weights, prefix_2d, class_row,
+                        prefix):
+    """``predict_proba_slots`` for regression (means relative to the model's offset;
+    an empty tree forecasts ``prior``)."""
+    if not finite_rows(X):
+        return 0
+    n_trees = addresses.shape[0] // 2
+    for t in range(n_trees):
+        if sizes[t, SIZE_NODES] > done.shape[0]:
+            return -1
+    work = _work(floats, ints, done, excess, weights)
+    n_features = X.shape[1]
+    no_depths = np.empty(0)
+    for t in range(n_trees):
+        tree = tree_at(addresses, sizes, t, n_features)
+        capacity = sizes[t, SIZE_NODES]
+        if tree.meta[META_N_NODES] == 0:
+            out += tree_weights[t] * prior
+            continue
+        mean = float_vector_at(addresses, t, COLUMN_STATS + 1, capacity)
+        log_weight = float_vector_at(addresses, t, COLUMN_STATS + 3, capacity)
+        log_weight_tree = float_vector_at(addresses, t, COLUMN_STATS + 4, capacity)
+        for i in range(X.shape[0]):
+            _weighted_row(X, i, scale, t, row)
+            _value_rows(tree, row, mean, prior, log_weight, log_weight_tree, aggregate,
+                        extend, no_depths, tree_weights[t], out[i:i + 1], work, prefix)
+            if aggregate:
+                _clear_done(tree, row, ints[0], done)
+    return 1
+
+
+@kernel
+def child_stream(rng):
+    """A new generator state (for a new tree) drawn from the stream ``rng``."""
+    state = np.empty(4, dtype=np.uint64)
+    for k in range(4):
+        state[k] = next_uint64(rng)
+    if state[0] == 0 and state[1] == 0 and state[2] == 0 and state[3] == 0:
+        state[0] = 1  # the all-zero state is a fixed point of xoshiro
+    return state
+
+
+# ------------------------------------------------------------- feature weights
+@kernel
+def split_gains(left, right, feature, log_weight, n_nodes, gains, counts):
+    """Add, per feature, the aggregation gains of a tree's splits on it.
+
+    The gain of a split is how much better the two children's forecasters did than
+    their parent's on the rows they saw, in the aggregation's own currency
+    (``log_weight``: minus the step times the cumulative loss; negative when the
+    split made the forecasts worse, as splits on noise do). ``gains[d]`` sums them
+    over the splits on feature ``d``, ``counts[d]`` counts those splits.
+    """
+    for v in range(n_nodes):
+        child = left[v]
+        if child < 0:
+            continue
+        d = feature[v]
+        gains[d] += log_weight[child] + log_weight[right[v]] - log_weight[v]
+        counts[d] += 1.0

@@ -1,0 +1,391 @@
+"""Drift adaptation (the ``drift`` parameter, :mod:`mondrianlearn.drift`).
+
+The stationary models are untouched when ``drift`` is None (their exactness tests
+run unchanged elsewhere); here: the adaptive forests recover from an abrupt change
+where the stationary ones do not, record what they did, and keep the library's
+guarantees (same model however the stream is cut, across ``n_jobs``, through a
+pickle, under ``max_nodes``). The compiled ADWIN detectors are checked on
+streams with and without a change of mean.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from mondrianlearn import AMFClassifier, AMFRegressor
+from mondrianlearn.drift import (DEFAULTS, drift_event_markers, drift_settings,
+                                 mark_drift_events)
+from mondrianlearn.drift._detectors import adwin_mean, adwin_states, adwin_update, adwin_width
+from mondrianlearn.utils.fast_path import FAST_MAX_ROWS
+
+N_ROWS, CHANGE = 4000, 2000
+
+
+def _abrupt_classification(seed=0, n=N_ROWS, change=CHANGE):
+    """Two features; the label is ``x0 > 0.5``, flipped from row ``change`` on."""
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    y[change:] = 1 - y[change:]
+    return X, y
+
+
+def _abrupt_regression(seed=0, n=N_ROWS, change=CHANGE):
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, 3))
+    y = 10.0 * X[:, 0] + 0.1 * rng.randn(n)
+    y[change:] = 8.0 - 2.0 * y[change:]
+    return X, y
+
+
+def _prequential(model, X, y, batch=50, **first):
+    """Test-then-train in mini-batches: per-row hits (or absolute errors) of the
+    prediction made before the row was learned (the first batch: NaN)."""
+    scores = np.full(len(y), np.nan)
+    for start in range(0, len(y), batch):
+        rows = slice(start, start + batch)
+        if start:
+            pred = model.predict(X[rows])
+            scores[rows] = (pred == y[rows]) if y.dtype.kind in "iub" else np.abs(pred - y[rows])
+        model.partial_fit(X[rows], y[rows], **(first if start == 0 else {}))
+    return scores
+
+
+# ---------------------------------------------------------------------- settings
+def test_settings_values():
+    assert drift_settings(None) is None
+    assert drift_settings("adwin") == DEFAULTS
+    changed = drift_settings({"drift_delta": 0.001})
+    assert changed["drift_delta"] == 0.001 and changed["warning_delta"] == DEFAULTS["warning_delta"]
+
+
+@pytest.mark.parametrize("drift, message", [
+    ("ddm", "drift"),
+    ({"no_such_setting": 1}, "Unknown drift settings"),
+    ({"drift_delta": 0.0}, "drift_delta"),
+    ({"drift_delta": 2}, "drift_delta"),
+    ({"swap_min": 1.5}, "swap_min"),
+    ({"challenge_growth": 1.0}, "challenge_growth"),
+    ({"weight_floor": 0.0}, "weight_floor"),
+    ({"bagging": -1.0}, "bagging"),
+    (3, "drift"),
+])
+@pytest.mark.parametrize("Est", [AMFClassifier, AMFRegressor])
+def test_bad_drift_values_fail_clearly(Est, drift, message):
+    X, y = _abrupt_classification(n=50)
+    with pytest.raises(ValueError, match=message):
+        Est(n_estimators=2, drift=drift, random_state=0).fit(X, y)
+
+
+# ---------------------------------------------------------------- stationary
+@pytest.mark.parametrize("Est, data", [(AMFClassifier, _abrupt_classification),
+                                       (AMFRegressor, _abrupt_regression)])
+def test_drift_none_is_the_stationary_model(Est, data):
+    """``drift=None`` (the default) gives the model of before, bit for bit: the
+    default is None and none of the drift code runs."""
+    X, y = data(n=600)
+    assert Est().drift is None
+    default = Est(n_estimators=3, random_state=1).fit(X[:400], y[:400])
+    explicit = Est(n_estimators=3, random_state=1, drift=None).fit(X[:400], y[:400])
+    for model in (default, explicit):
+        for start in range(400, 600, 7):
+            model.partial_fit(X[start:start + 7], y[start:start + 7])
+        assert "_drift_state" not in model.__dict__
+        with pytest.raises(AttributeError):
+            model.drift_events_
+    out = "predict_proba" if Est is AMFClassifier else "predict"
+    assert_array_equal(getattr(default, out)(X), getattr(explicit, out)(X))
+    for a, b in zip(default.trees_, explicit.trees_):
+        assert_array_equal(a.arrays.threshold[: a.n_nodes], b.arrays.threshold[: b.n_nodes])
+
+
+# ------------------------------------------------------------------ recovery
+def test_classifier_recovers_from_an_abrupt_change():
+    X, y = _abrupt_classification()
+    stationary = _prequential(AMFClassifier(random_state=0), X, y, classes=[0, 1])
+    adaptive_model = AMFClassifier(random_state=0, drift="adwin")
+    adaptive = _prequential(adaptive_model, X, y, classes=[0, 1])
+    after = slice(CHANGE + 500, None)
+    # Before the change both learn the same concept equally well.
+    assert np.nanmean(stationary[:CHANGE]) > 0.95
+    assert np.nanmean(adaptive[:CHANGE]) > 0.95
+    # After it, the stationary forest keeps predicting the old labels; the
+    # adaptive one has replaced its trees.
+    assert np.mean(stationary[after]) < 0.5
+    assert np.mean(adaptive[after]) > 0.95
+    events = adaptive_model.drift_events_
+    assert events.dtype.names == ("row", "tree", "kind")
+    replaced = events[np.isin(events["kind"], ["drift", "swap"])]
+    after_change = replaced[replaced["row"] >= CHANGE]
+    # Every tree was replaced after the change, within a few hundred rows.
+    assert set(after_change["tree"]) == set(range(adaptive_model.n_estimators))
+    first = {t: after_change["row"][after_change["tree"] == t].min() for t in range(10)}
+    assert max(first.values()) < CHANGE + 500
+    assert np.all(np.diff(events["row"]) >= 0)
+    assert set(events["kind"]) <= {"warning", "challenge", "drift", "swap"}
+
+
+def test_regressor_recovers_from_an_abrupt_change():
+    X, y = _abrupt_regression()
+    stationary = _prequential(AMFRegressor(random_state=0), X, y)
+    adaptive_model = AMFRegressor(random_state=0, drift="adwin")
+    adaptive = _prequential(adaptive_model, X, y)
+    after = slice(CHANGE + 500, None)
+    assert np.mean(adaptive[after]) < 0.5 * np.mean(stationary[after])
+    replaced = adaptive_model.drift_events_
+    replaced = replaced[np.isin(replaced["kind"], ["drift", "swap"])]
+    assert np.any(replaced["row"] >= CHANGE)
+
+
+# ------------------------------------------------------------- guarantees
+@pytest.mark.parametrize("Est, data", [(AMFClassifier, _abrupt_classification),
+                                       (AMFRegressor, _abrupt_regression)])
+def test_any_cut_of_the_stream_gives_the_same_model(Est, data):
+    """fit, partial_fit in uneven mini-batches and one row at a time give the same
+    forest (same events, same predictions, bit for bit)."""
+    X, y = data(n=2600, change=1300)
+    whole = Est(n_estimators=4, random_state=3, drift="adwin").fit(X, y)
+    rng = np.random.RandomState(0)
+    cuts = np.unique(np.concatenate([[0, len(y)], rng.randint(1, len(y), 40),
+                                     np.arange(1290, 1330)]))
+    pieces = Est(n_estimators=4, random_state=3, drift="adwin")
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        pieces.partial_fit(X[a:b], y[a:b])
+    assert len(whole.drift_events_) > 4
+    assert_array_equal(whole.drift_events_, pieces.drift_events_)
+    out = "predict_proba" if Est is AMFClassifier else "predict"
+    assert_array_equal(getattr(whole, out)(X), getattr(pieces, out)(X))
+    # One-row calls (the compiled fast path) and a large call (the full path) agree.
+    large = getattr(whole, out)(X[:FAST_MAX_ROWS + 50])
+    for i in range(20):
+        assert_array_equal(getattr(whole, out)(X[i:i + 1])[0], large[i])
+
+
+@pytest.mark.parametrize("Est, data", [(AMFClassifier, _abrupt_classification),
+                                       (AMFRegressor, _abrupt_regression)])
+def test_n_jobs_does_not_change_the_model(Est, data):
+    X, y = data(n=2400, change=1200)
+    models = [Est(n_estimators=4, random_state=5, drift="adwin", n_jobs=n_jobs).fit(X, y)
+              for n_jobs in (1, 2)]
+    assert_array_equal(models[0].drift_events_, models[1].drift_events_)
+    out = "predict_proba" if Est is AMFClassifier else "predict"
+    X_test = np.random.RandomState(1).uniform(-0.2, 1.2, size=(FAST_MAX_ROWS + 300, 3))
+    assert_array_equal(getattr(models[0], out)(X_test), getattr(models[1], out)(X_test))
+
+
+@pytest.mark.parametrize("Est, data", [(AMFClassifier, _abrupt_classification),
+                                       (AMFRegressor, _abrupt_regression)])
+def test_pickle_round_trip_predicts_and_learns_identically(Est, data):
+    X, y = data(n=2400, change=1200)
+    model = Est(n_estimators=4, random_state=2, drift="adwin").fit(X[:1500], y[:1500])
+    loaded = pickle.loads(pickle.dumps(model))
+    out = "predict_proba" if Est is AMFClassifier else "predict"
+    assert_array_equal(getattr(model, out)(X), getattr(loaded, out)(X))
+    assert_array_equal(model.drift_events_, loaded.drift_events_)
+    for m in (model, loaded):
+        for start in range(1500, 2400, 30):
+            m.partial_fit(X[start:start + 30], y[start:start + 30])
+    assert len(model.drift_events_) > 0
+    assert_array_equal(model.drift_events_, loaded.drift_events_)
+    assert_array_equal(getattr(model, out)(X), getattr(loaded, out)(X))
+
+
+@pytest.mark.parametrize("Est, data", [(AMFClassifier, _abrupt_classification),
+                                       (AMFRegressor, _abrupt_regression)])
+def test_max_nodes_bounds_every_tree(Est, data):
+    X, y = data(n=6000, change=3000)
+    model = Est(n_estimators=3, max_nodes=101, random_state=0, drift="adwin")
+    for start in range(0, len(y), 500):
+        model.partial_fit(X[start:start + 500], y[start:start + 500])
+    state = model._drift_state
+    trees = list(model.trees_) + list(state.background)
+    assert max(tree.n_nodes for tree in trees) <= 101
+    assert max(tree.capacity for tree in trees) <= 101
+    assert len(model.drift_events_) > 0
+
+
+def test_features_weights_favour_the_useful_feature():
+    """New trees cut the feature that carries the label more often (positive
+    control: it is one of three)."""
+    X, y = _abrupt_classification(n=3000, change=3000)
+    model = AMFClassifier(n_estimators=5, random_state=0, drift="adwin").fit(X, y)
+    state = model._drift_state
+    later = np.flatnonzero(state.born[: model.n_estimators] > 0)
+    assert later.size > 0  # some trees were started during the stream
+    weights = state.scale[later]
+    assert np.all(weights[:, 0] == 1.0)
+    assert np.all(weights[:, 1:] < 0.5)
+
+
+# ------------------------------------------------------------------- ADWIN
+def test_adwin_detects_a_change_in_mean_and_not_noise():
+    rng = np.random.RandomState(0)
+    state = adwin_states(1)[0]
+    stable = (rng.uniform(size=3000) < 0.2).astype(float)
+    hits = [i for i, v in enumerate(stable) if adwin_update(state, v, 0.002, False)]
+    assert hits == []  # no false alarm on 3000 stationary values at delta = 0.002
+    assert adwin_width(state) == 3000
+    assert abs(adwin_mean(state) - stable.mean()) < 1e-12
+    changed = (rng.uniform(size=2000) < 0.6).astype(float)
+    hits = [i for i, v in enumerate(changed) if adwin_update(state, v, 0.002, False)]
+    assert hits and hits[0] < 200  # detected within a few clocks
+    assert adwin_width(state) < 2500  # most old values were dropped
+    assert abs(adwin_mean(state) - 0.6) < 0.1
+
+
+def test_adwin_upward_only_ignores_a_decrease():
+    rng = np.random.RandomState(1)
+    values = np.concatenate([(rng.uniform(size=1500) < 0.6), (rng.uniform(size=1500) < 0.1)])
+    both, up = adwin_states(2)
+    assert any(adwin_update(both, float(v), 0.002, False) for v in values)
+    assert not any(adwin_update(up, float(v), 0.002, True) for v in values)
+
+
+def test_adwin_bucket_statistics_match_the_window():
+    """Width, mean and variance kept by the exponential histogram equal those of
+    the values it summarises (no cut: a constant-mean stream)."""
+    rng = np.random.RandomState(2)
+    values = rng.normal(size=5000)
+    state = adwin_states(1)[0]
+    for v in values:
+        adwin_update(state, v, 1e-9, False)
+    assert adwin_width(state) == 5000
+    np.testing.assert_allclose(adwin_mean(state), values.mean(), rtol=1e-9)
+    np.testing.assert_allclose(state[2] / 5000, values.var(), rtol=1e-9)
+
+
+# ---------------------------------------------------------------- plotting
+def test_event_markers_count_replacements_per_row():
+    events = np.array([(5, 0, "warning"), (9, 1, "drift"), (9, 2, "swap"), (12, 0, "drift")],
+                      dtype=[("row", np.int64), ("tree", np.int64), ("kind", "U9")])
+    rows, counts = drift_event_markers(events)
+    assert_array_equal(rows, [9, 12])
+    assert_array_equal(counts, [2, 1])
+    rows, _ = drift_event_markers(events, kinds=("warning",))
+    assert_array_equal(rows, [5])
+
+
+def test_mark_drift_events_draws_one_line_per_row():
+    matplotlib = pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    X, y = _abrupt_classification()
+    model = AMFClassifier(n_estimators=4, random_state=0, drift="adwin").fit(X, y)
+    rows, _ = drift_event_markers(model.drift_events_)
+    fig, ax = plt.subplots()
+    try:
+        marked = mark_drift_events(ax, model.drift_events_, label="trees replaced")
+        assert_array_equal(marked, rows)
+        assert len(ax.lines) == len(rows) > 0
+    finally:
+        plt.close(fig)
+    assert matplotlib.get_backend()  # the backend is left as it was
+
+
+# ------------------------------------------------------------- conventions
+def _expected_failed_checks(estimator):
+    # As for the stationary AMF (tests/test_estimator_checks_amf.py): an online
+    # model learns rows in their order.
+    return {"check_sample_weight_equivalence_on_dense_data":
+            "online model: repeating a row elsewhere in the stream differs from weighting it"}
+
+
+@parametrize_with_checks(
+    [AMFClassifier(random_state=0, drift="adwin"), AMFRegressor(random_state=0, drift="adwin")],
+    expected_failed_checks=_expected_failed_checks,
+)
+def test_sklearn_conventions_with_drift(estimator, check):
+    check(estimator)
+
+
+# ------------------------------------------------------------------- river
+def _river_cases():
+    river_checks = pytest.importorskip("river.checks")
+    from mondrianlearn import river as mlr
+
+    for cls in (mlr.AMFClassifier, mlr.AMFRegressor):
+        for check in river_checks.yield_checks(cls(n_estimators=3, drift="adwin")):
+            yield pytest.param(cls, check, id=f"{cls.__name__}-{check.__name__}")
+
+
+@pytest.mark.parametrize("cls, check", list(_river_cases()))
+def test_river_adapters_with_drift_pass_river_checks(cls, check):
+    model = cls(n_estimators=3, drift="adwin", seed=42)
+    if check.__name__ in model._unit_test_skips():
+        pytest.skip("declared in _unit_test_skips")
+    check(model.clone())
+
+
+def test_river_adapter_drift_events_and_recovery():
+    from mondrianlearn import river as mlr
+
+    X, y = _abrupt_classification(n=3000, change=1500)
+    models = {drift: mlr.AMFClassifier(n_estimators=5, seed=0, drift=drift)
+              for drift in (None, "adwin")}
+    hits = {drift: [] for drift in models}
+    for x_row, label in zip(X, y):
+        x = {"a": x_row[0], "b": x_row[1], "c": x_row[2]}
+        for drift, model in models.items():
+            hits[drift].append(model.predict_one(x) == label)
+            model.learn_one(x, int(label))
+    after = slice(2000, None)
+    assert np.mean(hits["adwin"][after]) > 0.9 > np.mean(hits[None][after])
+    events = models["adwin"].drift_events_
+    assert np.any((events["row"] >= 1500) & np.isin(events["kind"], ["drift", "swap"]))
+    with pytest.raises(AttributeError):
+        models[None].drift_events_
+
+
+def test_progressive_evaluation_and_plot_mark_the_replacements():
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    from mondrianlearn.evaluation import Learner, progressive_evaluation
+    from mondrianlearn.plotting import plot_progressive
+
+    X, y = _abrupt_classification(n=3000, change=1500)
+    traces = progressive_evaluation(
+        [Learner("AMF", AMFClassifier(n_estimators=4, random_state=0)),
+         Learner("AMF drift", AMFClassifier(n_estimators=4, random_state=0, drift="adwin"))],
+        X, y, batch_size=100, progress=False)
+    assert traces[0].drift_events is None
+    rows, _ = drift_event_markers(traces[1].drift_events)
+    assert rows.size > 0
+    fig = plot_progressive(traces, metric_name="accuracy")
+    try:
+        left, right = fig.axes
+        assert len(right.lines) == 2
+        assert len(left.lines) == 2 + rows.size  # one vertical line per marked row
+        # The marks take the colour of their model's curve.
+        assert left.lines[-1].get_color() == left.lines[1].get_color()
+    finally:
+        plt.close(fig)
+
+
+def test_switching_drift_off_after_learning_with_it_is_an_error():
+    X, y = _abrupt_classification(n=600, change=300)
+    model = AMFClassifier(n_estimators=3, random_state=0, drift="adwin").fit(X[:400], y[:400])
+    proba = model.predict_proba(X)
+    model.set_params(drift=None)
+    for rows in (slice(400, 401), slice(400, 600)):  # the fast path and the full path
+        with pytest.raises(ValueError, match="drift=None on a model that learned"):
+            model.partial_fit(X[rows], y[rows])
+    # It still predicts as it did; fit starts a stationary model afresh.
+    assert_array_equal(model.predict_proba(X), proba)
+    model.fit(X, y)
+    assert "_drift_state" not in model.__dict__
+    assert_array_equal(model.predict_proba(X),
+                       AMFClassifier(n_estimators=3, random_state=0).fit(X, y).predict_proba(X))
+
+
+def test_forests_with_drift_adaptation_are_not_merged():
+    from mondrianlearn.forest import merge_forests
+
+    X, y = _abrupt_classification(n=300)
+    parts = [AMFClassifier(n_estimators=2, random_state=s, drift="adwin").fit(X, y)
+             for s in (0, 1)]
+    with pytest.raises(ValueError, match="drift adaptation"):
+        merge_forests(parts)
