@@ -65,8 +65,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import (RESULTS_DIR, Report, make_parser, markdown_table, max_rss_bytes,  # noqa: E402
-                     progress)
+from _common import RESULTS_DIR, Report, make_parser, markdown_table, max_rss_bytes, progress  # noqa: E402
 
 N_TREES = 10
 N_SYNTH = 20_000

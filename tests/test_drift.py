@@ -16,8 +16,7 @@ from numpy.testing import assert_array_equal
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mondrianlearn import AMFClassifier, AMFRegressor
-from mondrianlearn.drift import (DEFAULTS, drift_event_markers, drift_settings,
-                                 mark_drift_events)
+from mondrianlearn.drift import DEFAULTS, drift_event_markers, drift_settings, mark_drift_events
 from mondrianlearn.drift._detectors import adwin_mean, adwin_states, adwin_update, adwin_width
 from mondrianlearn.utils.fast_path import FAST_MAX_ROWS
 
@@ -95,7 +94,7 @@ def test_drift_none_is_the_stationary_model(Est, data):
             model.partial_fit(X[start:start + 7], y[start:start + 7])
         assert "_drift_state" not in model.__dict__
         with pytest.raises(AttributeError):
-            model.drift_events_
+            _ = model.drift_events_
     out = "predict_proba" if Est is AMFClassifier else "predict"
     assert_array_equal(getattr(default, out)(X), getattr(explicit, out)(X))
     for a, b in zip(default.trees_, explicit.trees_):
@@ -336,7 +335,7 @@ def test_river_adapter_drift_events_and_recovery():
     events = models["adwin"].drift_events_
     assert np.any((events["row"] >= 1500) & np.isin(events["kind"], ["drift", "swap"]))
     with pytest.raises(AttributeError):
-        models[None].drift_events_
+        _ = models[None].drift_events_
 
 
 def test_progressive_evaluation_and_plot_mark_the_replacements():

@@ -41,16 +41,20 @@ BASELINES = {
 }
 
 BENCHMARKS = {
-    "mf-accuracy": ("bench_mf_accuracy.py", "MF paper: test accuracy of 100 trees on letter, satimage, usps, dna"),
-    "mf-figure3": ("bench_mf_paper_experiment.py", "MF paper figure 3: accuracy against data seen and time"),
-    "mf-online-batch": ("bench_mf_online_vs_batch.py", "online over mini-batches against batch fit"),
+    "mf-accuracy": ("bench_mf_accuracy.py",
+                    "MF paper: test accuracy of 100 trees on letter, satimage, usps, dna"),
+    "mf-figure3": ("bench_mf_paper_experiment.py",
+                   "MF paper figure 3: accuracy against data seen and time"),
+    "mf-online-batch": ("bench_mf_online_vs_batch.py",
+                        "online over mini-batches against batch fit"),
     "mf-speed": ("bench_mf_speed.py", "fit/predict speed, import time, memory"),
     "amf-online": ("bench_amf.py", "AMF paper: online curves against river and scikit-learn"),
     "amf-toy": (None, "AMF paper figure 1: decision functions on toy data"),
     "mf-regression-paths": (None, "scikit-garden tutorial: path weights and uncertainty band"),
     "mondrian-painting": (None, "a 2-D Mondrian tree drawn as a Mondrian painting"),
     "kernel": ("bench_kernel.py", "Mondrian kernel paper figures"),
-    "ensembles": ("bench_ensembles.py", "online bagging and boosting against a plain Mondrian forest"),
+    "ensembles": ("bench_ensembles.py",
+                  "online bagging and boosting against a plain Mondrian forest"),
 }
 
 
@@ -110,8 +114,14 @@ def _load_data(args):
     """Features, target and a description of what was read, from a file or a dataset."""
     import numpy as np
 
-    from .datasets import (BENCHMARK_DATASETS, DataFileError, DatasetNotFoundError,
-                           load_benchmark, load_electricity, load_file)
+    from .datasets import (
+        BENCHMARK_DATASETS,
+        DataFileError,
+        DatasetNotFoundError,
+        load_benchmark,
+        load_electricity,
+        load_file,
+    )
 
     source = args.data
     path = Path(source)
@@ -260,7 +270,8 @@ def _baseline(name, task, args):
         try:
             from river import forest
         except ImportError as exc:
-            raise CommandError("river baselines need river: pip install 'mondrian-learn[river]'") from exc
+            raise CommandError(
+                "river baselines need river: pip install 'mondrian-learn[river]'") from exc
         kind = "AMF" if name == "river-amf" else "ARF"
         cls = getattr(forest, kind + ("Classifier" if classification else "Regressor"))
         kwargs = {"n_models": 10} if kind == "ARF" else {"n_estimators": 10}

@@ -78,7 +78,8 @@ class Trace:
 
 
 def _is_classifier(model):
-    return getattr(model, "_estimator_type", None) == "classifier" or hasattr(model, "predict_proba")
+    return (getattr(model, "_estimator_type", None) == "classifier"
+            or hasattr(model, "predict_proba"))
 
 
 def warm_up(learners, X, y, task):

@@ -39,7 +39,8 @@ import numpy as np
 try:
     from river import base as river_base
 except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("mondrianlearn.river needs river: pip install 'mondrian-learn[river]'") from exc
+    raise ImportError(
+        "mondrianlearn.river needs river: pip install 'mondrian-learn[river]'") from exc
 
 from .engine._jit import kernel
 

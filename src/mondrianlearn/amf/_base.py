@@ -17,12 +17,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..engine.random import spawn_states
 from ..engine.tree import TreeState
+from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import fast_call
 from ..utils.parallel import map_trees, runs_sequentially
-from ..utils.estimator import TreeModelMixin
 from ..utils.validation import check_X_predict
 from ._forest_kernels import prediction_work
-
 
 SCORING_RENAMED = {"paper": "before_update", "onelearn": "count_then_score"}
 """Former values of ``scoring`` (deprecated, accepted with a FutureWarning for one
@@ -163,7 +162,8 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         if work is None or work[0].shape[0] != X.shape[1] or work[3].shape[0] != len(self.trees_):
             n_trees = len(self.trees_)
             work = scratch.work["learn"] = (
-                np.empty(X.shape[1]), np.empty(max(t.capacity for t in self.trees_), dtype=np.int64),
+                np.empty(X.shape[1]),
+                np.empty(max(t.capacity for t in self.trees_), dtype=np.int64),
                 np.empty(0, dtype=np.int64), np.empty(n_trees, dtype=np.int64),
                 np.empty(n_trees, dtype=np.int64))
         left_over = learn_forest(table.addresses, table.sizes, X, *data, self._feature_range,

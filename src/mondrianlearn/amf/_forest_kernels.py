@@ -17,8 +17,16 @@ import numpy as np
 from ..engine._jit import kernel
 from ..engine.boxes import record_path, walk_table
 from ..engine.tree import META_N_NODES, META_ROOT
-from ..engine.tree_table import (COLUMN_STATS, SIZE_NODES, accept_rows, finite_rows,
-                                 float_matrix_at, float_vector_at, rng_at, tree_at)
+from ..engine.tree_table import (
+    COLUMN_STATS,
+    SIZE_NODES,
+    accept_rows,
+    finite_rows,
+    float_matrix_at,
+    float_vector_at,
+    rng_at,
+    tree_at,
+)
 from ._kernels import _learn_classifier_rows, _learn_regressor_rows, target_moments
 from ._path_sums import _proba_rows, _value_rows
 

@@ -47,8 +47,14 @@ checks it against a brute-force average over every pruning of small trees)."""
 import numpy as np
 
 from ..engine._jit import borrowed, inline_kernel, kernel
-from ..engine.boxes import (box_excess, box_holds, find_leaf, record_path,
-                            record_path_packed, walk_table)
+from ..engine.boxes import (
+    box_excess,
+    box_holds,
+    find_leaf,
+    record_path,
+    record_path_packed,
+    walk_table,
+)
 from ..engine.layout import depth_first_order
 from ..engine.paths import branch_off_probability
 from ..engine.tree import LEAF, META_N_NODES, META_ROOT, borrowed_tree

@@ -14,8 +14,15 @@ The estimators call :func:`learn`, :func:`learn_fast`, :func:`predict_fast` and
 the events on a progressive-metric plot.
 """
 
-from ._adaptive import (DEFAULTS, EVENTS_DTYPE, drift_settings, learn, learn_fast,
-                        predict_fast, rows_for)
+from ._adaptive import (
+                        DEFAULTS,
+                        EVENTS_DTYPE,
+                        drift_settings,
+                        learn,
+                        learn_fast,
+                        predict_fast,
+                        rows_for,
+)
 from ._plot import drift_event_markers, mark_drift_events
 
 __all__ = ["DEFAULTS", "EVENTS_DTYPE", "drift_settings", "learn", "learn_fast",

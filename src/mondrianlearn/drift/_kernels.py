@@ -33,8 +33,16 @@ from ..amf._path_sums import _proba_rows, _value_rows
 from ..engine._jit import kernel
 from ..engine.random import next_uint64, poisson
 from ..engine.tree import META_N_NODES, META_ROOT
-from ..engine.tree_table import (COLUMN_STATS, SIZE_NODES, accept_rows, finite_rows,
-                                 float_matrix_at, float_vector_at, rng_at, tree_at)
+from ..engine.tree_table import (
+    COLUMN_STATS,
+    SIZE_NODES,
+    accept_rows,
+    finite_rows,
+    float_matrix_at,
+    float_vector_at,
+    rng_at,
+    tree_at,
+)
 from ._detectors import adwin_reset, adwin_update
 
 NO_EVENT = 0

@@ -12,8 +12,14 @@ import numpy as np
 
 from ._jit import inline_kernel, kernel
 from .boxes import box_excess, deepest_holding, record_path
-from .growth import (close_pending_blocks, link_sample, new_node, parent_time,
-                     sample_blocks, should_pause)
+from .growth import (
+    close_pending_blocks,
+    link_sample,
+    new_node,
+    parent_time,
+    sample_blocks,
+    should_pause,
+)
 from .random import choose_proportional, exponential, uniform
 from .tree import LEAF, META_MAX_LEAF_POINTS, META_ROOT, MIXED
 

@@ -13,8 +13,7 @@ from ..engine._jit import kernel
 from ..engine.growth import sample_blocks
 from ..engine.random import poisson
 from ..engine.tree import META_N_NODES, META_ROOT
-from ..forest._additive import (accumulate_new_nodes, add_point, regrow_and_count,
-                                room_for_one_point)
+from ..forest._additive import accumulate_new_nodes, add_point, regrow_and_count, room_for_one_point
 from ..forest._smoothing import path_buffers, predict_proba_point
 
 

@@ -16,8 +16,7 @@ partition; a positive multiplicity only scales the statistics.
 import numpy as np
 
 from ..engine._jit import borrowed, inline_kernel, kernel
-from ..engine.extension import (absorb_to_leaf, extend_to_leaf, leaf_must_unpause,
-                                regrow_leaf)
+from ..engine.extension import absorb_to_leaf, extend_to_leaf, leaf_must_unpause, regrow_leaf
 from ..engine.growth import sample_blocks
 from ..engine.random import poisson
 from ..engine.tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, borrowed_tree

@@ -12,10 +12,21 @@ import numpy as np
 
 from ..engine._jit import kernel
 from ..engine.tree import META_N_NODES
-from ..engine.tree_table import (COLUMN_SAMPLE_MULT, COLUMN_SAMPLE_NEXT, COLUMN_STATS,
-                                 SIZE_NODES, SIZE_SAMPLE_MULT, SIZE_SAMPLE_NEXT,
-                                 accept_rows, finite_rows, float_matrix_at,
-                                 float_vector_at, int_vector_at, rng_at, tree_at)
+from ..engine.tree_table import (
+    COLUMN_SAMPLE_MULT,
+    COLUMN_SAMPLE_NEXT,
+    COLUMN_STATS,
+    SIZE_NODES,
+    SIZE_SAMPLE_MULT,
+    SIZE_SAMPLE_NEXT,
+    accept_rows,
+    finite_rows,
+    float_matrix_at,
+    float_vector_at,
+    int_vector_at,
+    rng_at,
+    tree_at,
+)
 from ._additive import _extend_points
 from ._smoothing import _moments_rows, _proba_rows
 

@@ -27,8 +27,15 @@ import numpy as np
 from ..engine._jit import kernel
 from ..engine.boxes import find_leaf
 from ..engine.tree import LEAF, META_N_NODES
-from ..engine.tree_table import (COLUMN_STATS, SIZE_NODES, accept_rows, finite_rows,
-                                 int_vector_at, rng_at, tree_at)
+from ..engine.tree_table import (
+    COLUMN_STATS,
+    SIZE_NODES,
+    accept_rows,
+    finite_rows,
+    int_vector_at,
+    rng_at,
+    tree_at,
+)
 from ._features import assign_cells, assign_feature_columns, extend_rows
 from ._sweep import sgd_rows
 

@@ -186,12 +186,12 @@ def ridge_sweep_events(events, first, last, left, right, tree_of, start, end, pt
             return k
         c = events[k]
         t = tree_of[c]
-        l = left[c]
+        lo = left[c]
         r = right[c]
-        if end[l] - start[l] <= end[r] - start[r]:
-            small, big = l, r
+        if end[lo] - start[lo] <= end[r] - start[r]:
+            small, big = lo, r
         else:
-            small, big = r, l
+            small, big = r, lo
         _ridge_split(c, t, small, big, S, slot_of, b_slot, size, active, start, end, pts,
                      weight_fit, y, scale, col_small, column)
         p = pos[c]
@@ -413,7 +413,7 @@ def sgd_rows(W, active, labels, weights, order, n_epochs, eta, alpha, loss, scal
     """The loop of ``sgd_epochs`` on given work arrays ``scores`` and ``grad`` (one
     entry per output)."""
     n_out = W.shape[1]
-    for epoch in range(n_epochs):
+    for _ in range(n_epochs):
         _shuffle(order, rng)
         for i in range(order.shape[0]):
             n = order[i]
