@@ -144,7 +144,7 @@ def _learn_classifier_one(addresses, sizes, t, X, key, i, scale, row, weight, st
     return _loss(log_weight_tree[tree.meta[META_ROOT]] - before, step, weight[0])
 
 
-@kernel
+@kernel(allocates=True)
 def _learn_regressor_one(addresses, sizes, t, X, i, key, target, prior, spread, scale, row,
                          weight, step, split_pure, max_nodes, count_first, excess, path,
                          no_samples, aggregate, extend, forecast, work, prefix):
@@ -284,7 +284,7 @@ def learn_classifier_slots(addresses, sizes, X, keys, weights, row0, position, a
     return NO_EVENT
 
 
-@kernel
+@kernel(allocates=True)
 def learn_regressor_slots(addresses, sizes, X, keys, y, weights, prior, spread, row0,
                           position, active, detectors, pair, next_challenge, scale, settings,
                           step, split_pure, max_nodes, count_first, aggregate, extend, row,
@@ -392,7 +392,7 @@ def predict_proba_slots(addresses, sizes, X, n_classes, dirichlet, aggregate, ex
     return 1
 
 
-@kernel
+@kernel(allocates=True)
 def predict_value_slots(addresses, sizes, X, prior, aggregate, extend, tree_weights, scale,
                         row, out, floats, ints, done, excess, weights, prefix_2d, class_row,
                         prefix):
@@ -425,7 +425,7 @@ def predict_value_slots(addresses, sizes, X, prior, aggregate, extend, tree_weig
     return 1
 
 
-@kernel
+@kernel(allocates=True)
 def child_stream(rng):
     """A new generator state (for a new tree) drawn from the stream ``rng``."""
     state = np.empty(4, dtype=np.uint64)
