@@ -354,7 +354,13 @@ def main():
     done = read_cache(cache) if not args.fresh else {}
     if args.fresh and cache.exists():
         cache.unlink()
-    todo = [(cache, key) for key in keys if key not in done]
+    # What the targets need first (ours with drift, river's ARF, the stationary
+    # check), then the other models, so that an interrupted run has the targets.
+    priority = {"ours drift": 0, "river ARF": 1, "ours": 2, "river AMF": 3}
+    order = sorted(keys, key=lambda k: (0, 0, 0) if k[0] == "memory" else
+                   (priority[k[3]] + (k[0] in STATIONARY and k[3] == "ours") * -2, k[1],
+                    keys.index(k)))
+    todo = [(cache, key) for key in order if key not in done]
     if todo and not args.report_only:
         RESULTS_DIR.mkdir(exist_ok=True)
         if args.processes > 1:
@@ -368,25 +374,44 @@ def main():
                 result = run_task(task)
                 done[tuple(result["key"])] = result
 
-    scores = {}
+    by_seed = {}
     for key in keys[1:]:
         result = done.get(key)
         if result is None or result.get("missing"):
             continue
         name, seed, _, label = key
-        scores.setdefault((name, label), []).append(
-            (result["score"], result["rate"], result["replaced"], result["n"]))
+        by_seed.setdefault((name, label), {})[seed] = (
+            result["score"], result["rate"], result["replaced"], result["n"])
     missing = [key for key in keys if key not in done]
     if missing:
-        report.text(f"**Incomplete run**: {len(missing)} of {len(keys)} runs missing "
-                    f"(the means below are over the seeds that finished: column 'seeds').")
+        report.text(f"**Incomplete run**: {len(missing)} of {len(keys)} runs missing. Ours "
+                    f"with drift and river's ARF are compared on the seeds both finished; "
+                    f"the other columns are over their own finished seeds (column 'seeds').")
+
+    def paired(name):
+        """Seeds on which ours with drift and river's ARF both ran."""
+        ours = by_seed.get((name, "ours drift"), {})
+        if name in STATIONARY:
+            return sorted(ours)
+        return sorted(set(ours) & set(by_seed.get((name, "river ARF"), {})))
+
+    def runs(name, label):
+        values = by_seed.get((name, label), {})
+        if label in ("ours drift", "river ARF"):
+            values = {s: values[s] for s in paired(name) if s in values}
+        return list(values.values())
+
+    scores = {(name, label): runs(name, label) for name, label in by_seed}
 
     def mean(name, label, k=0):
         values = scores.get((name, label))
         return None if not values else float(np.mean([v[k] for v in values]))
 
     def seeds(name):
-        return str(min(len(scores.get((name, label), [])) for label in MODELS))
+        counts = {label: len(scores.get((name, label), [])) for label in MODELS}
+        common = len(paired(name))
+        fewer = [f"{label} {n}" for label, n in counts.items() if n != common]
+        return str(common) + (f" ({', '.join(fewer)})" if fewer else "")
 
     def replaced(name):
         value = mean(name, "ours drift", 2)
@@ -397,10 +422,12 @@ def main():
     for name in CLASSIFICATION:
         values = [mean(name, label) for label in MODELS]
         rows.append([name, *(fmt_score(v, False) for v in values), replaced(name), seeds(name)])
-    complete = [n for n in CLASSIFICATION if all(mean(n, label) is not None for label in MODELS)]
-    averages = [float(np.mean([mean(n, label) for n in complete])) if complete else float("nan")
-                for label in MODELS]
-    rows.append([f"**mean** ({len(complete)} streams)", *(f"**{v:.4f}**" for v in averages),
+    complete = [n for n in CLASSIFICATION if paired(n)]
+    averages = [float(np.mean([mean(n, label) for n in complete]))
+                if complete and all(mean(n, label) is not None for n in complete)
+                else float("nan") for label in MODELS]
+    rows.append([f"**mean** ({len(complete)} streams)",
+                 *(f"**{v:.4f}**" if v == v else "n/a" for v in averages),
                  "", ""])
     report.section(
         "Classification: progressive accuracy, one row at a time (mean over the seeds)",
