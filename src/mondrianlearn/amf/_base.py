@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..engine.random import spawn_states
-from ..engine.tree import TreeState
+from ..engine.tree import UNBOUNDED, TreeState
 from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import fast_call
 from ..utils.parallel import map_trees, runs_sequentially
@@ -48,7 +48,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
     }
 
     def _max_nodes_value(self):
-        return 2**62 if self.max_nodes is None else int(self.max_nodes)
+        return UNBOUNDED if self.max_nodes is None else int(self.max_nodes)
 
     def _adapts_to_drift(self):
         """Whether rows are learned with drift adaptation (:mod:`mondrianlearn.drift`).

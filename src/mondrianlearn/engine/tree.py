@@ -19,6 +19,11 @@ import numpy as np
 from ._jit import borrowed, kernel
 from .layout import depth_first_order, map_ids, renumbered_ids
 
+UNBOUNDED = 1 << 62
+"""No limit: the value of ``max_depth`` and ``max_nodes`` when they are ``None`` (an
+int64 that no depth or node count reaches, and that compiled code takes as a
+constant)."""
+
 LEAF = -1
 """Child id of a leaf."""
 

@@ -12,7 +12,7 @@ the trees after it: Python goes on from there with the full path's loop.
 import numpy as np
 
 from ..engine._jit import kernel
-from ..engine.tree import META_MAX_LEAF_POINTS, META_N_NODES
+from ..engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, UNBOUNDED
 from ..engine.tree_table import (
     COLUMN_SAMPLE_MULT,
     COLUMN_SAMPLE_NEXT,
@@ -130,7 +130,7 @@ def vote_forest(addresses, sizes, X, n_classes, gamma, weights, hard, out, part,
         rows[:, :] = 0.0
         _proba_rows(tree, float_matrix_at(addresses, t, COLUMN_STATS, sizes[t, SIZE_NODES],
                                           n_classes),
-                    X, gamma, 1 << 62, 1.0, rows, nodes, reals, classes, excess)
+                    X, gamma, UNBOUNDED, 1.0, rows, nodes, reals, classes, excess)
         for i in range(n_rows):
             if hard:
                 k = _first_argmax(rows[i])

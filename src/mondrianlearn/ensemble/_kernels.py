@@ -12,7 +12,7 @@ import numpy as np
 from ..engine._jit import kernel
 from ..engine.growth import sample_blocks
 from ..engine.random import poisson
-from ..engine.tree import META_N_NODES, META_ROOT
+from ..engine.tree import META_N_NODES, META_ROOT, UNBOUNDED
 from ..forest._additive import accumulate_new_nodes, add_point, regrow_and_count, room_for_one_point
 from ..forest._smoothing import path_buffers, predict_proba_point
 
@@ -91,7 +91,7 @@ def boost_rows(tree, X, keys, point_stats, stats, sample_next, sample_mult, samp
         correct = False
         if tree.meta[META_N_NODES] > 0:
             proba[:] = 0.0
-            predict_proba_point(tree, stats, X[s], gamma, 1 << 62, 1.0, proba, nodes,
+            predict_proba_point(tree, stats, X[s], gamma, UNBOUNDED, 1.0, proba, nodes,
                                 reals, classes, excess)
             correct = np.argmax(proba) == keys[s]
         if correct:

@@ -5,6 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..engine.tree import UNBOUNDED
 from ..forest._base import _reserve_nodes
 from ..forest.classifier import MondrianForestClassifier
 from ..utils.fast_path import FAST_MAX_ROWS, ONES, fast_call
@@ -273,7 +274,7 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
             part = np.zeros((X.shape[0], n_classes))
             if tree.n_nodes == 0 or w <= 0:
                 return part
-            predict_proba_tree(tree.arrays, tree.node_stats["stats"], X, gamma, 1 << 62,
+            predict_proba_tree(tree.arrays, tree.node_stats["stats"], X, gamma, UNBOUNDED,
                                1.0, part)
             if self.voting == "hard":
                 votes = np.zeros_like(part)

@@ -17,7 +17,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..engine.growth import close_pending_blocks
 from ..engine.random import spawn_states
-from ..engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, SampleStore, TreeState
+from ..engine.tree import (
+    META_MAX_LEAF_POINTS,
+    META_N_NODES,
+    META_ROOT,
+    UNBOUNDED,
+    SampleStore,
+    TreeState,
+)
 from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import ONES, fast_call
 from ..utils.parallel import map_trees
@@ -30,8 +37,6 @@ from ._additive import (
     sample_tree,
 )
 from ._forest_kernels import extend_forest, store_rows
-
-_BIG_DEPTH = 2**62
 
 _MAX_SCALED_TARGET = 1e100
 """Regression targets are stored centred and scaled; a batch whose scaled targets
@@ -69,7 +74,7 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
 
     def _max_nodes_value(self):
         value = getattr(self, "max_nodes", None)
-        return _BIG_DEPTH if value is None else int(value)
+        return UNBOUNDED if value is None else int(value)
 
     def _trained_trees(self):
         """Trees that have seen at least one point (with bootstrap, a tree may not)."""
@@ -108,7 +113,7 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         stored points, except under a node budget, where trees grow point by point
         (in ``fit`` too) and are rescaled in place, so that ``fit`` still equals
         ``partial_fit`` over any mini-batches."""
-        return self._max_nodes_value() >= _BIG_DEPTH
+        return self._max_nodes_value() >= UNBOUNDED
 
     def _can_resample(self):
         """Whether the store holds every point the trees learned (not released)."""
@@ -133,7 +138,7 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         max_nodes = self._max_nodes_value()
         store = self._store
         bootstrap = self._bootstrap()
-        if max_nodes < _BIG_DEPTH and all(t.n_nodes + 2 > max_nodes for t in self.trees_):
+        if max_nodes < UNBOUNDED and all(t.n_nodes + 2 > max_nodes for t in self.trees_):
             # Every tree is full: no paused leaf will be re-sampled again, so the
             # points are no longer needed (memory stays bounded).
             store.clear()
@@ -182,7 +187,7 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
                     _learn_tree(tree, store, ids, self._fast_args, int(stops[t]), int(leaves[t]))
             if work[1].shape[0] < max(t.capacity for t in self.trees_):
                 self._fast_scratch.work.pop("extend")
-        if left_over or max_nodes < _BIG_DEPTH:
+        if left_over or max_nodes < UNBOUNDED:
             self._release_store_if_full()
         return True
 
@@ -208,7 +213,7 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         return cached[1]
 
     def _max_depth_value(self):
-        return _BIG_DEPTH if self.max_depth is None else int(self.max_depth)
+        return UNBOUNDED if self.max_depth is None else int(self.max_depth)
 
     def _check_predict_input(self, X):
         """Checked rows to predict on, in the model's units (``utils.feature_scale``)."""
@@ -272,7 +277,7 @@ def _learn_tree(tree, store, ids, settings, position=0, leaf=-1):
 
 
 def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
-                       max_nodes=_BIG_DEPTH, one_hot=False):
+                       max_nodes=UNBOUNDED, one_hot=False):
     """Sample a tree from scratch on the points ``ids`` (root is node 0).
 
     With ``bootstrap``, each point first gets a Poisson(1) multiplicity; the tree is
@@ -282,7 +287,7 @@ def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
         ids = draw_multiplicities(ids, tree.sample_mult, tree.rng_state)
         if ids.shape[0] == 0:
             return
-    if max_nodes < _BIG_DEPTH and ids.shape[0] > 1:
+    if max_nodes < UNBOUNDED and ids.shape[0] > 1:
         # Under a node budget, depth-first sampling would spend the budget on the
         # first blocks; growing point by point (same distribution without a budget)
         # spreads it over the whole tree.
@@ -320,7 +325,7 @@ def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
         tree.ensure_node_capacity(tree.capacity * 3 // 2 + 2, limit=max_nodes)
 
 
-def _reserve_nodes(tree, n_points, conservative=False, max_nodes=_BIG_DEPTH):
+def _reserve_nodes(tree, n_points, conservative=False, max_nodes=UNBOUNDED):
     """Grow a tree's storage ahead of ``n_points`` online insertions.
 
     ``conservative`` also reserves room to re-sample the largest paused leaf (for
@@ -335,7 +340,7 @@ def _reserve_nodes(tree, n_points, conservative=False, max_nodes=_BIG_DEPTH):
 
 
 def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
-                        max_nodes=_BIG_DEPTH, one_hot=False, position=0, leaf=-1):
+                        max_nodes=UNBOUNDED, one_hot=False, position=0, leaf=-1):
     """Extend a tree point by point with ``ids[position:]``, growing storage as
     needed (``leaf``: a paused leaf to re-sample first, or -1)."""
     pending = np.full(1, -1, dtype=np.int64)
