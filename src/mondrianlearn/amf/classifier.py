@@ -268,8 +268,10 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         rows = self._fast_rows(X, y)
         if rows is None:
             return False
-        X, keys = rows
-        return self._learn_fast(learn_classifier_forest, X, (keys, ONES[: X.shape[0]]))
+        if not self._learn_fast(learn_classifier_forest, rows[0], (rows[1], ONES[: X.shape[0]])):
+            return False
+        self._keep_first_rows(X, y)
+        return True
 
     def _partial_fit_validated(self, X, y):
         """``partial_fit`` of a fitted model on a checked float64 array (no validation).

@@ -269,11 +269,14 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         rows = self._fast_rows(X, y)
         if rows is None:
             return False
-        X, y = rows
-        keys, z = self._target_keys(y)
-        n_rows = X.shape[0]
-        return self._learn_fast(learn_regressor_forest, X,
-                                (keys, z, ONES[:n_rows], np.empty(n_rows), np.empty(n_rows)))
+        units_X, targets = rows
+        keys, z = self._target_keys(targets)
+        n_rows = units_X.shape[0]
+        if not self._learn_fast(learn_regressor_forest, units_X,
+                                (keys, z, ONES[:n_rows], np.empty(n_rows), np.empty(n_rows))):
+            return False
+        self._keep_first_rows(X, targets)
+        return True
 
     def _partial_fit_validated(self, X, y):
         """``partial_fit`` of a fitted model on a checked float64 array (no validation).

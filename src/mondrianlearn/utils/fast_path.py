@@ -27,7 +27,7 @@ import threading
 
 import numpy as np
 
-from .feature_scale import scale_rows, to_units
+from .feature_scale import NOT_DUE, scale_rows, to_units
 
 FAST_MAX_ROWS = 512
 """Largest call (in rows) that takes the fast path; larger ones are validated in
@@ -129,8 +129,11 @@ class FastPathMixin:
             out = np.empty_like(X)
             if learning and state["_units_follow_range"]:
                 feature_range = state.get("_feature_range")
-                if (feature_range is None or state["n_samples_seen_"] + X.shape[0]
-                        > state["_units_due"] or scale_rows(X, units, feature_range, out)):
+                # While AMF keeps its first rows (``_first_rows``), rows that leave the
+                # units as they are may be learned here; the caller keeps them.
+                due = NOT_DUE if "_first_rows" in state else state["_units_due"]
+                if (feature_range is None or state["n_samples_seen_"] + X.shape[0] > due
+                        or scale_rows(X, units, feature_range, out)):
                     return None
             else:
                 to_units(X, units, out)

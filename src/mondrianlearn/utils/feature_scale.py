@@ -431,6 +431,22 @@ class FeatureScaleMixin:
                     self._units_due = NOT_DUE
         return None
 
+    def _keep_first_rows(self, X, y):
+        """After the fast path learned ``X`` (raw units) and ``y`` with weight 1:
+        keep them as ``_learn_pieces`` keeps the rows it learns, while the model
+        keeps its first rows."""
+        kept = self.__dict__.get("_first_rows")
+        if kept is None:
+            return
+        room = RESAMPLE_FREELY_BELOW - sum(len(part) for part in kept[1])
+        n = X.shape[0]
+        for part, rows in zip(kept, (np.array(X, dtype=np.float64), np.asarray(y),
+                                     np.ones(n))):
+            part.append(np.array(rows[:room]))
+        if n >= room:
+            del self._first_rows  # the model holds enough rows: rescale in place
+            self._units_due = NOT_DUE
+
     def _relearns_first_rows(self):
         """Whether new units restart the trees and learn the first rows again
         (``_restart_trees()``), while the model holds few rows."""
