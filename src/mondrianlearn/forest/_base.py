@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..engine.growth import close_pending_blocks
 from ..engine.random import spawn_states
+from ..engine.saved_trees import restore_derived, without_derived
 from ..engine.tree import (
     META_MAX_LEAF_POINTS,
     META_N_NODES,
@@ -133,6 +134,26 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
             return _learn_tree(tree, store, ids, settings)
 
         self.trees_ = map_trees(learn_tree, fresh, self.n_jobs) if store.n else fresh
+
+    # ---------------------------------------------------------------- pickles
+    def __getstate__(self):
+        # Boxes and class counts or moments that the stored points give back
+        # exactly are not saved (``engine.saved_trees``): most of a forest's size.
+        state = super().__getstate__()
+        store = state.get("_store")
+        if store is not None and state.get("trees_"):
+            X, point_stats = store.X[: store.n], store.stats[: store.n]
+            state["trees_"] = [without_derived(tree, X, point_stats, "stats")
+                               for tree in state["trees_"]]
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        store = self.__dict__.get("_store")
+        if store is not None:
+            X, point_stats = store.X[: store.n], store.stats[: store.n]
+            for tree in self.__dict__.get("trees_", ()):
+                restore_derived(tree, X, point_stats, "stats")
 
     def _release_store_if_full(self):
         max_nodes = self._max_nodes_value()
