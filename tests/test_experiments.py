@@ -7,6 +7,7 @@ from sklearn.metrics import roc_auc_score
 
 from mondrianlearn import MondrianForestClassifier
 from mondrianlearn.experiments import (
+    elec2_demo,
     fit_toy_models,
     mondrian_painting,
     regression_paths,
@@ -52,3 +53,15 @@ def test_regression_paths_band_widens_away_from_the_data():
     assert rows[60.0]["std"] > rows[0.0]["std"] > 0
     assert result.data["grid"].shape == (400, 1)
     assert result.models["tree"].max_depth == 2
+
+
+def test_elec2_demo_compares_the_online_models_with_the_retrained_forest():
+    result = elec2_demo(1200, n_estimators=3, rf_trees=3, refit_every=400, progress=False)
+    names = list(result.models)
+    assert len(names) == 4 and names[-1].startswith("RandomForest")
+    assert result.models[names[2]].drift == "adwin"
+    assert [row["model"] for row in result.rows] == names == [t.name for t in result.traces]
+    assert result.data["X"].shape == (1200, 8)
+    for row in result.rows:
+        assert 0.5 < row["accuracy"] <= 1.0 and row["seconds"] > 0
+    assert result.traces[2].drift_events is not None and result.traces[0].drift_events is None

@@ -428,44 +428,22 @@ def _plot_results(traces, task, path, title):
 
 def _demo(args):
     import numpy as np
-    from sklearn.ensemble import RandomForestClassifier
 
     from .datasets import load_electricity
-    from .evaluation import Learner, format_table, progressive_evaluation
-    from .forest import MondrianForestClassifier
+    from .experiments import elec2_demo
 
     _check_plot_path(args.plot)
     X, y = load_electricity(n_samples=args.n_samples)
     print(f"Elec2 stream: {X.shape[0]} samples, {X.shape[1]} features, "
           f"classes {sorted(set(y.tolist()))}. Test-then-train in mini-batches of "
           f"{args.batch_size}.", flush=True)
-    from .amf import AMFClassifier
-
-    learners = [
-        Learner(f"MondrianForest ({args.n_estimators} trees, online)",
-                MondrianForestClassifier(n_estimators=args.n_estimators, n_jobs=args.n_jobs,
-                                         random_state=args.seed)),
-        Learner(f"AMF ({args.n_estimators} trees, online)",
-                AMFClassifier(n_estimators=args.n_estimators, n_jobs=args.n_jobs,
-                              random_state=args.seed)),
-        # Elec2 drifts (prices and demand follow seasons and market rules): the
-        # drift-adaptive AMF (mondrianlearn.drift) is the better online model on it.
-        Learner(f"AMF drift-adaptive ({args.n_estimators} trees, online, drift='adwin')",
-                AMFClassifier(n_estimators=args.n_estimators, n_jobs=args.n_jobs,
-                              random_state=args.seed, drift="adwin")),
-        Learner(f"RandomForest ({args.rf_trees} trees, refit every {args.refit_every})",
-                RandomForestClassifier(n_estimators=args.rf_trees, n_jobs=args.n_jobs,
-                                       random_state=args.seed),
-                refit_every=args.refit_every),
-    ]
-    # progressive_evaluation compiles the kernels (or loads them from numba's cache)
-    # before the clock starts, so that a first run does not time the compiler.
-    traces = progressive_evaluation(learners, X, y, batch_size=args.batch_size,
-                                    progress=not args.no_progress, description="demo")
-    rows = [{"model": t.name, **t.summary} for t in traces]
-    columns = ["model", "accuracy", "log_loss", "roc_auc", "seconds", "samples_per_second"]
+    result = elec2_demo(args.n_samples, batch_size=args.batch_size,
+                        n_estimators=args.n_estimators, rf_trees=args.rf_trees,
+                        refit_every=args.refit_every, n_jobs=args.n_jobs,
+                        random_state=args.seed, progress=not args.no_progress)
+    traces = result.traces
     print()
-    print(format_table(rows, columns, floatfmt="{:.4g}"))
+    print(result.table(floatfmt="{:.4g}"))
     batch = traces[-1]
     print()
     for online in traces[:-1]:

@@ -12,7 +12,8 @@ measured; drawing is left to :mod:`mondrianlearn.plotting`. ``mondrian bench NAM
   :func:`mondrianlearn.plotting.plot_path_weights` and
   :func:`mondrianlearn.plotting.plot_predictive_band`.
 
-They need scikit-learn only (no matplotlib) and take seconds.
+They need scikit-learn only (no matplotlib) and take seconds. :func:`elec2_demo` is
+the experiment of ``mondrian demo``.
 """
 
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["ExperimentResult", "toy_datasets", "default_toy_models", "fit_toy_models",
-           "mondrian_painting", "regression_paths"]
+           "mondrian_painting", "regression_paths", "elec2_demo"]
 
 
 @dataclass
@@ -37,12 +38,16 @@ class ExperimentResult:
         The table's rows, one dict per row.
     columns : list of str
         The table's columns, in order.
+    traces : list of mondrianlearn.evaluation.Trace
+        For an experiment on a stream, each model's progressive evaluation (for
+        :func:`mondrianlearn.plotting.plot_progressive`); else empty.
     """
 
     models: dict
     data: dict
     rows: list = field(default_factory=list)
     columns: list = field(default_factory=list)
+    traces: list = field(default_factory=list)
 
     def table(self, floatfmt="{:.4f}"):
         """The table as markdown.
@@ -234,3 +239,69 @@ def regression_paths(n_estimators=50):
     rows.append({"x": "training data", "mean": float(y.mean()), "std": float(y.std())})
     return ExperimentResult({"tree": tree, "forest": forest}, {"X": X, "y": y, "grid": grid},
                             rows, ["x", "mean", "std"])
+
+
+def elec2_demo(n_samples=20000, *, batch_size=100, n_estimators=10, rf_trees=50,
+               refit_every=2000, n_jobs=None, random_state=0, progress=True):
+    """The experiment of ``mondrian demo``: online forests on the bundled Elec2 stream.
+
+    A Mondrian forest, AMF and the drift-adaptive AMF (``drift="adwin"``; Elec2 drifts,
+    its prices and demand follow seasons and market rules) learn the stream online in
+    mini-batches, test-then-train, against scikit-learn's random forest refitted on
+    the whole prefix every ``refit_every`` rows
+    (:func:`mondrianlearn.evaluation.progressive_evaluation`, which compiles the
+    kernels before its clock starts).
+
+    Parameters
+    ----------
+    n_samples : int, default=20000
+        Length of the stream (the first rows of Elec2; 45312 for all of it).
+    batch_size : int, default=100
+        Rows per mini-batch.
+    n_estimators : int, default=10
+        Trees of the Mondrian forest and of both AMFs.
+    rf_trees : int, default=50
+        Trees of the random forest.
+    refit_every : int, default=2000
+        Rows between two refits of the random forest.
+    n_jobs : int, default=None
+        Threads of every model.
+    random_state : int, default=0
+        Seed of every model.
+    progress : bool, default=True
+        Show a progress bar.
+
+    Returns
+    -------
+    result : ExperimentResult
+        ``models`` the four models by name (the online ones first, the random
+        forest last); ``data["X"]``, ``data["y"]`` the stream; one row per model:
+        accuracy, log loss, ROC AUC, seconds, samples per second; ``traces`` the
+        curves.
+    """
+    from sklearn.ensemble import RandomForestClassifier
+
+    from .amf import AMFClassifier
+    from .datasets import load_electricity
+    from .evaluation import Learner, progressive_evaluation
+    from .forest import MondrianForestClassifier
+
+    X, y = load_electricity(n_samples=n_samples)
+    common = {"n_estimators": n_estimators, "n_jobs": n_jobs, "random_state": random_state}
+    learners = [
+        Learner(f"MondrianForest ({n_estimators} trees, online)",
+                MondrianForestClassifier(**common)),
+        Learner(f"AMF ({n_estimators} trees, online)", AMFClassifier(**common)),
+        Learner(f"AMF drift-adaptive ({n_estimators} trees, online, drift='adwin')",
+                AMFClassifier(**common, drift="adwin")),
+        Learner(f"RandomForest ({rf_trees} trees, refit every {refit_every})",
+                RandomForestClassifier(n_estimators=rf_trees, n_jobs=n_jobs,
+                                       random_state=random_state),
+                refit_every=refit_every),
+    ]
+    traces = progressive_evaluation(learners, X, y, batch_size=batch_size,
+                                    progress=progress, description="demo")
+    rows = [{"model": t.name, **t.summary} for t in traces]
+    columns = ["model", "accuracy", "log_loss", "roc_auc", "seconds", "samples_per_second"]
+    return ExperimentResult({lr.name: lr.model for lr in learners}, {"X": X, "y": y}, rows,
+                            columns, traces)
