@@ -70,7 +70,7 @@ def boundscheck(session):
 @nox.session
 def lint(session):
     session.install("ruff>=0.5")
-    session.run("ruff", "check", "src", "tests", "benchmarks", "noxfile.py")
+    session.run("ruff", "check", "src", "tests", "benchmarks", "examples", "noxfile.py")
 
 
 @nox.session

@@ -432,7 +432,7 @@ def test_amf_toy_experiment_table(tmp_path, capsys):
             for line in table.splitlines()[2:]}
     assert set(rows) == {"moons", "circles", "linear"}
     assert all(0.75 < auc <= 1.0 for aucs in rows.values() for auc in aucs)
-    assert (tmp_path / "amf_toy_decision_functions.png").stat().st_size > 1000
+    assert 1000 < (tmp_path / "amf_toy_decision_functions.png").stat().st_size < 200_000
 
 
 @needs_plot
@@ -443,6 +443,35 @@ def test_bench_list_and_an_in_package_experiment(tmp_path, capsys):
     assert (tmp_path / "path_weights.png").stat().st_size > 1000
     assert (tmp_path / "predictive_band.png").stat().st_size > 1000
     assert "| x | mean | std |" in (tmp_path / "mf-regression-paths.md").read_text()
+
+
+def test_bench_without_a_clone_is_one_clear_line(tmp_path, monkeypatch, capsys):
+    """An installed package has no benchmarks/ folder: the experiments that run its
+    scripts say so in one line (exit code 2) and name those that need none."""
+    from mondrianlearn import cli
+
+    monkeypatch.setattr(cli, "_benchmark_candidates", lambda: [tmp_path / "benchmarks"])
+    assert main(["bench", "mf-accuracy", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("mondrian: error: ")
+    assert "bench_mf_accuracy.py" in err and "clone" in err and "amf-toy" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_bench_list_says_which_experiments_need_a_clone(capsys):
+    assert main(["bench", "list"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
+    assert "needs a clone" in lines["mf-accuracy"]
+    assert "needs a clone" not in lines["amf-toy"]
+
+
+@needs_plot
+def test_in_package_experiments_write_small_pictures(tmp_path, capsys):
+    assert main(["bench", "mondrian-painting", "--out", str(tmp_path)]) == 0
+    size = (tmp_path / "mondrian_tree.png").stat().st_size
+    assert 1000 < size < 200_000
+    assert (tmp_path / "mondrian-painting.md").read_text().startswith(
+        "| nodes | leaves | depth | first split time | training accuracy |")
 
 
 @needs_plot

@@ -1,9 +1,9 @@
 """Every public parameter, attribute and return is described in the docstrings (numpydoc).
 
 The public API is what ``mondrianlearn.__all__`` exports and the public names of the
-modules ``river``, ``dask``, ``plotting``, ``datasets``, ``evaluation`` and ``cli``
-(their ``__all__`` where they have one, else the functions and classes they define
-whose names do not start with an underscore). For each of them:
+modules ``river``, ``dask``, ``plotting``, ``datasets``, ``evaluation``,
+``experiments`` and ``cli`` (their ``__all__`` where they have one, else the functions
+and classes they define whose names do not start with an underscore). For each of them:
 
 - a class documents every parameter of its ``__init__`` in its Parameters section
   (a dataclass may document its fields under Attributes instead), with a description;
@@ -46,6 +46,7 @@ MODULES = {
     "mondrianlearn.plotting": "matplotlib",
     "mondrianlearn.datasets": None,
     "mondrianlearn.evaluation": None,
+    "mondrianlearn.experiments": None,
     "mondrianlearn.cli": None,
 }
 

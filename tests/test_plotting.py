@@ -18,13 +18,13 @@ from mondrianlearn import (
     MondrianTreeRegressor,
 )
 from mondrianlearn.evaluation import Trace
+from mondrianlearn.experiments import toy_datasets
 from mondrianlearn.plotting import (
-    plot_decision_functions,
+    DecisionFunctionsDisplay,
     plot_mondrian_tree,
     plot_path_weights,
     plot_predictive_band,
     plot_progressive,
-    toy_datasets,
 )
 
 
@@ -74,15 +74,34 @@ def test_decision_functions_draw_fitted_models_without_refitting():
             "ET": ExtraTreesClassifier(n_estimators=3, random_state=0).fit(X_tr, y_tr)}
     before = {(d, m): est.predict_proba(splits[d][2]) for d in fitted
               for m, est in fitted[d].items()}
-    fig = plot_decision_functions(fitted, splits, resolution=20)
-    assert len(fig.axes) == 4
-    assert set(fig.aucs) == {(d, m) for d in data for m in ("MF", "ET")}
-    for (d, m), auc in fig.aucs.items():
+    display = DecisionFunctionsDisplay.from_estimators(fitted, splits, resolution=20)
+    fig = display.figure_
+    assert len(fig.axes) == 4 and display.axes_.shape == (2, 2)
+    assert set(display.aucs) == {(d, m) for d in data for m in ("MF", "ET")}
+    for (d, m), auc in display.aucs.items():
         assert auc == roc_auc_score(splits[d][3], before[(d, m)][:, 1])
         np.testing.assert_array_equal(fitted[d][m].predict_proba(splits[d][2]), before[(d, m)])
         assert 0.5 < auc <= 1.0
+        assert display.probabilities[d][m].shape == (20, 20)
     for ax in fig.axes:
         assert any(t.get_text().startswith("AUC") for t in ax.texts)
+    assert not hasattr(fig, "aucs")  # results live on the display, not on the figure
+
+
+def test_decision_functions_display_draws_precomputed_values_without_models():
+    grid = np.linspace(0, 1, 5)
+    zz = np.tile(grid, (5, 1))
+    points = (np.array([[0.2, 0.3], [0.8, 0.7]]), np.array([0, 1]))
+    display = DecisionFunctionsDisplay(grid, {"toy": {"a": zz, "b": 1 - zz}}, {"toy": points},
+                                       aucs={("toy", "a"): 0.75})
+    assert not hasattr(display, "figure_")
+    assert display.plot() is display
+    a, b = display.axes_[0]
+    assert [t.get_text() for t in a.texts] == ["AUC 0.750"]
+    assert len(b.texts) == 0  # no AUC given for b: none written
+    assert a.get_title() == "a" and b.get_title() == "b" and a.get_ylabel() == "toy"
+    only_scores = DecisionFunctionsDisplay.from_estimators({}, {}, plot=False)
+    assert only_scores.aucs == {} and not hasattr(only_scores, "figure_")
 
 
 def test_path_weights_one_panel_per_depth_and_weights_sum_to_one():

@@ -8,7 +8,10 @@
   against baselines, with a progress bar, a table and a plot. It says what it read
   (rows, columns, whether a header row was detected, the target, the task), warns
   when the target is sorted (``--shuffle SEED``), and scales the features online.
-- ``mondrian bench NAME``: rerun one of the papers' experiments from ``benchmarks/``.
+- ``mondrian bench NAME``: rerun one of the papers' experiments. Three are in the
+  package (:mod:`mondrianlearn.experiments`, the documentation's figures); the others
+  run a script of ``benchmarks/`` and so need a clone of the repository: without one,
+  the command says so in one line (exit code 2).
 
 User errors (a missing or unreadable file, a bad option or parameter) are reported
 in one line on stderr with exit code 2, as argparse does for its own.
@@ -425,44 +428,22 @@ def _plot_results(traces, task, path, title):
 
 def _demo(args):
     import numpy as np
-    from sklearn.ensemble import RandomForestClassifier
 
     from .datasets import load_electricity
-    from .evaluation import Learner, format_table, progressive_evaluation
-    from .forest import MondrianForestClassifier
+    from .experiments import elec2_demo
 
     _check_plot_path(args.plot)
     X, y = load_electricity(n_samples=args.n_samples)
     print(f"Elec2 stream: {X.shape[0]} samples, {X.shape[1]} features, "
           f"classes {sorted(set(y.tolist()))}. Test-then-train in mini-batches of "
           f"{args.batch_size}.", flush=True)
-    from .amf import AMFClassifier
-
-    learners = [
-        Learner(f"MondrianForest ({args.n_estimators} trees, online)",
-                MondrianForestClassifier(n_estimators=args.n_estimators, n_jobs=args.n_jobs,
-                                         random_state=args.seed)),
-        Learner(f"AMF ({args.n_estimators} trees, online)",
-                AMFClassifier(n_estimators=args.n_estimators, n_jobs=args.n_jobs,
-                              random_state=args.seed)),
-        # Elec2 drifts (prices and demand follow seasons and market rules): the
-        # drift-adaptive AMF (mondrianlearn.drift) is the better online model on it.
-        Learner(f"AMF drift-adaptive ({args.n_estimators} trees, online, drift='adwin')",
-                AMFClassifier(n_estimators=args.n_estimators, n_jobs=args.n_jobs,
-                              random_state=args.seed, drift="adwin")),
-        Learner(f"RandomForest ({args.rf_trees} trees, refit every {args.refit_every})",
-                RandomForestClassifier(n_estimators=args.rf_trees, n_jobs=args.n_jobs,
-                                       random_state=args.seed),
-                refit_every=args.refit_every),
-    ]
-    # progressive_evaluation compiles the kernels (or loads them from numba's cache)
-    # before the clock starts, so that a first run does not time the compiler.
-    traces = progressive_evaluation(learners, X, y, batch_size=args.batch_size,
-                                    progress=not args.no_progress, description="demo")
-    rows = [{"model": t.name, **t.summary} for t in traces]
-    columns = ["model", "accuracy", "log_loss", "roc_auc", "seconds", "samples_per_second"]
+    result = elec2_demo(args.n_samples, batch_size=args.batch_size,
+                        n_estimators=args.n_estimators, rf_trees=args.rf_trees,
+                        refit_every=args.refit_every, n_jobs=args.n_jobs,
+                        random_state=args.seed, progress=not args.no_progress)
+    traces = result.traces
     print()
-    print(format_table(rows, columns, floatfmt="{:.4g}"))
+    print(result.table(floatfmt="{:.4g}"))
     batch = traces[-1]
     print()
     for online in traces[:-1]:
@@ -492,100 +473,79 @@ def _demo(args):
     return 0
 
 
-def _benchmarks_folder():
-    candidates = [Path.cwd() / "benchmarks"]
+def _benchmark_candidates():
+    """Where the ``benchmarks/`` folder of a clone may be: below the current
+    directory, or above the package (an editable install from a clone)."""
     here = Path(__file__).resolve()
-    candidates += [p / "benchmarks" for p in here.parents]
-    for c in candidates:
-        if (c / "_common.py").exists() or any(c.glob("bench_*.py")):
-            return c
-    raise CommandError("The benchmarks/ folder was not found: run `mondrian bench` from a "
-                       "clone of the mondrian-learn repository.")
+    return [Path.cwd() / "benchmarks"] + [p / "benchmarks" for p in here.parents]
 
 
-def _fit_toy_models(test_size=0.3, random_state=0):
-    """The AMF paper's figure 1 experiment: each model of ``default_toy_models``
-    fitted on the training part of each of ``toy_datasets``.
-
-    Returns
-    -------
-    fitted : dict of str to dict of str to classifier
-        ``fitted[dataset][model]``.
-    splits : dict of str to tuple (X_train, y_train, X_test, y_test)
-    """
-    from sklearn.base import clone
-    from sklearn.model_selection import train_test_split
-
-    from .plotting import default_toy_models, toy_datasets
-
-    models = default_toy_models(random_state)
-    fitted, splits = {}, {}
-    for data_name, (X, y) in toy_datasets(random_state=random_state).items():
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=test_size,
-                                                  random_state=random_state, stratify=y)
-        splits[data_name] = (X_tr, y_tr, X_te, y_te)
-        fitted[data_name] = {m: clone(model).fit(X_tr, y_tr) for m, model in models.items()}
-    return fitted, splits
+def _benchmark_script(name, script):
+    """The path of a benchmark script of the clone, or a one-line error."""
+    for folder in _benchmark_candidates():
+        if (folder / script).is_file():
+            return folder / script
+    in_package = ", ".join(k for k, (s, _) in BENCHMARKS.items() if s is None)
+    raise CommandError(f"'{name}' runs benchmarks/{script}, which is not installed with "
+                       f"the package: run it from a clone of the mondrian-learn repository "
+                       f"(without one: {in_package}).")
 
 
 def _bench_in_package(name, out):
-    """The experiments that are plotting functions of the package."""
+    """The experiments of :mod:`mondrianlearn.experiments`: their figures and table."""
     import numpy as np
 
-    from .evaluation import format_table
-    from .plotting import plot_decision_functions, plot_path_weights, plot_predictive_band
+    from . import experiments
 
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        from . import plotting
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise CommandError(f"'{name}' draws figures: {exc}") from exc
+    figures = {}
     if name == "amf-toy":
-        fig = plot_decision_functions(*_fit_toy_models())
-        path = out / "amf_toy_decision_functions.png"
-        fig.savefig(path, dpi=110, bbox_inches="tight")
-        models = list(dict.fromkeys(m for _, m in fig.aucs))
-        rows = [{"dataset": d, **{m: fig.aucs[(d, m)] for m in models}}
-                for d in dict.fromkeys(d for d, _ in fig.aucs)]
-        table = format_table(rows, ["dataset", *models])
+        result = experiments.fit_toy_models()
+        display = plotting.DecisionFunctionsDisplay.from_estimators(result.models, result.data)
+        figures["amf_toy_decision_functions.png"] = display.figure_
     elif name == "mondrian-painting":
-        from sklearn.datasets import make_moons
-
-        from .forest import MondrianTreeClassifier
-        from .plotting import plot_mondrian_tree
-
-        X, y = make_moons(n_samples=80, noise=0.2, random_state=0)
-        tree = MondrianTreeClassifier(random_state=3).fit(X, y)
-        ax = plot_mondrian_tree(tree, X, y)
-        ax.figure.savefig(out / "mondrian_tree.png", dpi=110, bbox_inches="tight")
-        view = tree.tree_
-        rows = [{"nodes": view.node_count, "leaves": view.n_leaves, "depth": view.max_depth,
-                 "first split time": float(view.split_time[view.root]),
-                 "training accuracy": float(tree.score(X, y))}]
-        table = format_table(rows, list(rows[0]))
+        result = experiments.mondrian_painting()
+        ax = plotting.plot_mondrian_tree(result.models["tree"], result.data["X"],
+                                         result.data["y"])
+        figures["mondrian_tree.png"] = ax.figure
     else:
-        from .forest import MondrianForestRegressor, MondrianTreeRegressor
-
-        X = np.linspace(-np.pi, np.pi, 10)[:, None]
-        y = np.sin(X[:, 0])
-        grid = np.linspace(-6, 6, 400)[:, None]
-        tree = MondrianTreeRegressor(max_depth=2, random_state=1).fit(X, y)
-        fig = plot_path_weights(tree, grid)
-        fig.savefig(out / "path_weights.png", dpi=110, bbox_inches="tight")
-        forest = MondrianForestRegressor(n_estimators=50, random_state=0).fit(X, y)
-        ax = plot_predictive_band(forest, X, y, grid, y_true=np.sin(grid[:, 0]))
-        ax.figure.savefig(out / "predictive_band.png", dpi=110, bbox_inches="tight")
-        probe = np.array([[0.0], [3.0], [6.0], [60.0]])
-        mean, std = forest.predict(probe, return_std=True)
-        rows = [{"x": float(p[0]), "mean": float(m), "std": float(s)}
-                for p, m, s in zip(probe, mean, std)]
-        rows.append({"x": "training data", "mean": float(y.mean()), "std": float(y.std())})
-        table = format_table(rows, ["x", "mean", "std"])
+        result = experiments.regression_paths()
+        X, y, grid = result.data["X"], result.data["y"], result.data["grid"]
+        figures["path_weights.png"] = plotting.plot_path_weights(result.models["tree"], grid)
+        ax = plotting.plot_predictive_band(result.models["forest"], X, y, grid,
+                                           y_true=np.sin(grid[:, 0]))
+        figures["predictive_band.png"] = ax.figure
+    out.mkdir(parents=True, exist_ok=True)
+    for file_name, fig in figures.items():
+        _save_small_png(fig, out / file_name)
+    table = result.table()
     print(table)
     (out / f"{name}.md").write_text(table + "\n")
     print(f"\nTable and figure written to {out}/")
     return 0
 
 
+def _save_small_png(fig, path, dpi=100):
+    """Write a figure as a PNG of at most 256 colours (the documentation's pictures,
+    each under 200 KB; Pillow comes with matplotlib)."""
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    buffer.seek(0)
+    with Image.open(buffer) as image:
+        image.convert("RGB").quantize(256).save(path, format="PNG", optimize=True)
+
+
 def _bench(args):
     if args.name == "list" or args.name not in BENCHMARKS:
-        lines = [f"  {k:20s} {v[1]}" for k, v in BENCHMARKS.items()]
+        lines = [f"  {k:20s} {v[1]}" + ("" if v[0] is None else " (needs a clone)")
+                 for k, v in BENCHMARKS.items()]
         print("Experiments:\n" + "\n".join(lines))
         if args.name != "list":
             raise CommandError(f"Unknown experiment {args.name!r}.")
@@ -594,11 +554,11 @@ def _bench(args):
     out = Path(args.out)
     if script is None:
         return _bench_in_package(args.name, out)
-    folder = _benchmarks_folder()
-    command = [sys.executable, str(folder / script)] + (["--quick"] if args.quick else [])
+    path = _benchmark_script(args.name, script)
+    command = [sys.executable, str(path)] + (["--quick"] if args.quick else [])
     out.mkdir(parents=True, exist_ok=True)
     print("$ " + " ".join(command), flush=True)
-    proc = subprocess.run(command, cwd=folder.parent, capture_output=True, text=True)
+    proc = subprocess.run(command, cwd=path.parent.parent, capture_output=True, text=True)
     sys.stdout.write(proc.stdout)
     sys.stderr.write(proc.stderr[-4000:])
     (out / f"{args.name}.md").write_text(proc.stdout)

@@ -125,144 +125,133 @@ def plot_mondrian_tree(model, X=None, y=None, *, tree_index=0, ax=None, show_tim
     return ax
 
 
-def toy_datasets(n_samples=300, noise=0.2, random_state=0):
-    """The three 2-D problems of the AMF paper's figure 1: moons, circles, linear.
-
-    Parameters
-    ----------
-    n_samples : int, default=300
-        Number of points of each dataset.
-    noise : float, default=0.2
-        Standard deviation of the Gaussian noise added to the moons and circles.
-    random_state : int, default=0
-        Seeds the three datasets.
-
-    Returns
-    -------
-    datasets : dict of str to (X, y)
-        ``"moons"``, ``"circles"`` and ``"linear"``: features of shape
-        ``(n_samples, 2)`` scaled to ``[0, 1]`` and binary labels.
-    """
-    from sklearn.datasets import make_circles, make_classification, make_moons
-    from sklearn.preprocessing import MinMaxScaler
-
-    X_lin, y_lin = make_classification(n_samples=n_samples, n_features=2, n_redundant=0,
-                                       n_informative=2, n_clusters_per_class=1,
-                                       random_state=random_state)
-    rng = np.random.RandomState(random_state)
-    X_lin += 2 * rng.uniform(size=X_lin.shape)
-    raw = {
-        "moons": make_moons(n_samples=n_samples, noise=noise, random_state=random_state),
-        "circles": make_circles(n_samples=n_samples, noise=noise, factor=0.5,
-                                random_state=random_state),
-        "linear": (X_lin, y_lin),
-    }
-    return {k: (MinMaxScaler().fit_transform(X), y) for k, (X, y) in raw.items()}
-
-
-def default_toy_models(random_state=0):
-    """The models compared in the AMF paper's figure 1 (those available).
-
-    Parameters
-    ----------
-    random_state : int, default=0
-        ``random_state`` of every model.
-
-    Returns
-    -------
-    models : dict of str to estimator
-        Unfitted classifiers of 10 trees each, by name: AMF with and without
-        aggregation, a Mondrian forest, scikit-learn's random forest and extra trees.
-    """
-    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
-
-    from .forest import MondrianForestClassifier
-
-    models = {}
-    try:
-        from .amf import AMFClassifier
-
-        models["AMF"] = AMFClassifier(n_estimators=10, random_state=random_state)
-        models["AMF (no aggregation)"] = AMFClassifier(n_estimators=10, use_aggregation=False,
-                                                       random_state=random_state)
-    except ImportError:  # pragma: no cover - AMF cannot be imported
-        pass
-    models["Mondrian forest"] = MondrianForestClassifier(n_estimators=10, random_state=random_state)
-    models["RandomForest"] = RandomForestClassifier(n_estimators=10, random_state=random_state)
-    models["ExtraTrees"] = ExtraTreesClassifier(n_estimators=10, random_state=random_state)
-    return models
-
-
-def plot_decision_functions(models, datasets, *, resolution=100):
-    """Decision functions of fitted classifiers side by side on 2-D data.
+class DecisionFunctionsDisplay:
+    """Decision functions of binary classifiers side by side on 2-D data.
 
     The layout of the AMF paper's figure 1: one row per dataset, one column per
     model, each panel showing ``P(y = 1 | x)`` over the square with the training
-    points and the test ROC AUC in its corner. ``mondrian bench amf-toy`` fits the
-    models of :func:`default_toy_models` on :func:`toy_datasets` and draws them.
+    points, and the test ROC AUC in its corner when it is known. As scikit-learn's
+    ``*Display`` objects: :meth:`from_estimators` computes what is drawn from fitted
+    models (it never fits one), the constructor takes it already computed, and
+    :meth:`plot` draws it.
 
     Parameters
     ----------
-    models : dict of str to dict of str to classifier
-        ``models[dataset][name]`` is a binary classifier with ``predict_proba``,
-        fitted on the training part of that dataset.
-    datasets : dict of str to tuple (X_train, y_train, X_test, y_test)
-        Two features scaled to [0, 1]; the training points are drawn, the test
-        points give the AUC.
-    resolution : int, default=100
-        Grid points per axis.
+    grid : array of shape (resolution,)
+        Coordinates of the grid along each axis.
+    probabilities : dict of str to dict of str to array of shape (resolution, resolution)
+        ``probabilities[dataset][model]``: ``P(y = 1 | x)`` on the grid (rows follow
+        the second feature, columns the first).
+    training_points : dict of str to tuple (X_train, y_train)
+        The points drawn on each dataset's row.
+    aucs : dict of (str, str) to float, default=None
+        Test ROC AUC of each (dataset, model), written in the panels' corners.
 
-    Returns
-    -------
-    fig : matplotlib Figure
-        ``fig.aucs`` holds the test AUC of each (dataset, model).
+    Attributes
+    ----------
+    figure_ : matplotlib Figure
+        The figure drawn by :meth:`plot`.
+    axes_ : array of matplotlib Axes of shape (n_datasets, n_models)
+        Its panels.
 
     Examples
     --------
     >>> from sklearn.model_selection import train_test_split
     >>> from mondrianlearn import MondrianForestClassifier
+    >>> from mondrianlearn.experiments import toy_datasets
     >>> X, y = toy_datasets(n_samples=100)["moons"]
     >>> X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
     >>> forest = MondrianForestClassifier(n_estimators=5, random_state=0).fit(X_train, y_train)
-    >>> fig = plot_decision_functions({"moons": {"MF": forest}},
-    ...                               {"moons": (X_train, y_train, X_test, y_test)})
-    >>> fig.aucs[("moons", "MF")] > 0.8
+    >>> display = DecisionFunctionsDisplay.from_estimators(
+    ...     {"moons": {"MF": forest}}, {"moons": (X_train, y_train, X_test, y_test)})
+    >>> display.aucs[("moons", "MF")] > 0.8
     True
     """
-    plt = _pyplot()
-    from sklearn.metrics import roc_auc_score
 
-    model_names = list(dict.fromkeys(m for per_data in models.values() for m in per_data))
-    fig, axes = plt.subplots(len(datasets), len(model_names),
-                             figsize=(2.6 * len(model_names), 2.6 * len(datasets)),
-                             squeeze=False)
-    grid = np.linspace(-0.05, 1.05, resolution)
-    xx, yy = np.meshgrid(grid, grid)
-    points = np.column_stack([xx.ravel(), yy.ravel()])
-    aucs = {}
-    for r, (data_name, (X_tr, y_tr, X_te, y_te)) in enumerate(datasets.items()):
-        for c, model_name in enumerate(model_names):
-            ax = axes[r, c]
-            ax.set_xticks([])
-            ax.set_yticks([])
-            if r == 0:
-                ax.set_title(model_name, fontsize=9)
-            if c == 0:
-                ax.set_ylabel(data_name)
-            est = models.get(data_name, {}).get(model_name)
-            if est is None:
-                continue
-            auc = roc_auc_score(y_te, est.predict_proba(X_te)[:, 1])
-            aucs[(data_name, model_name)] = auc
-            zz = est.predict_proba(points)[:, 1].reshape(xx.shape)
-            ax.contourf(xx, yy, zz, levels=np.linspace(0, 1, 11), cmap="RdBu_r", alpha=0.8)
-            ax.scatter(X_tr[:, 0], X_tr[:, 1], c=y_tr, cmap="RdBu_r", s=6,
-                       edgecolors="black", linewidths=0.2)
-            ax.text(0.97, 0.03, f"AUC {auc:.3f}", transform=ax.transAxes, ha="right",
-                    va="bottom", fontsize=8, bbox={"facecolor": "white", "alpha": 0.8})
-    fig.tight_layout()
-    fig.aucs = aucs
-    return fig
+    def __init__(self, grid, probabilities, training_points, aucs=None):
+        self.grid = np.asarray(grid, dtype=float)
+        self.probabilities = probabilities
+        self.training_points = training_points
+        self.aucs = {} if aucs is None else dict(aucs)
+
+    @classmethod
+    def from_estimators(cls, models, datasets, *, resolution=100, plot=True):
+        """Compute the decision functions and test AUCs of fitted classifiers.
+
+        Parameters
+        ----------
+        models : dict of str to dict of str to classifier
+            ``models[dataset][name]`` is a binary classifier with ``predict_proba``,
+            fitted on the training part of that dataset (it is not refitted).
+        datasets : dict of str to tuple (X_train, y_train, X_test, y_test)
+            Two features scaled to [0, 1]; the training points are drawn, the test
+            points give the AUCs.
+        resolution : int, default=100
+            Grid points per axis.
+        plot : bool, default=True
+            Draw the figure (``False``: only compute, e.g. for the AUCs).
+
+        Returns
+        -------
+        display : DecisionFunctionsDisplay
+            With ``aucs`` filled in, and ``figure_`` and ``axes_`` when ``plot``.
+        """
+        from sklearn.metrics import roc_auc_score
+
+        grid = np.linspace(-0.05, 1.05, int(resolution))
+        xx, yy = np.meshgrid(grid, grid)
+        points = np.column_stack([xx.ravel(), yy.ravel()])
+        probabilities, training, aucs = {}, {}, {}
+        for data_name, (X_tr, y_tr, X_te, y_te) in datasets.items():
+            training[data_name] = (np.asarray(X_tr), np.asarray(y_tr))
+            probabilities[data_name] = {}
+            for model_name, est in models.get(data_name, {}).items():
+                aucs[(data_name, model_name)] = float(
+                    roc_auc_score(y_te, est.predict_proba(X_te)[:, 1]))
+                probabilities[data_name][model_name] = (
+                    est.predict_proba(points)[:, 1].reshape(xx.shape))
+        display = cls(grid, probabilities, training, aucs)
+        return display.plot() if plot else display
+
+    def plot(self):
+        """Draw the panels on a new figure.
+
+        Returns
+        -------
+        display : DecisionFunctionsDisplay
+            ``self``, with ``figure_`` and ``axes_`` set.
+        """
+        plt = _pyplot()
+        model_names = list(dict.fromkeys(m for per_data in self.probabilities.values()
+                                         for m in per_data))
+        n_rows, n_cols = len(self.training_points), max(len(model_names), 1)
+        fig, axes = plt.subplots(n_rows, n_cols, figsize=(2.6 * n_cols, 2.6 * n_rows),
+                                 squeeze=False)
+        xx, yy = np.meshgrid(self.grid, self.grid)
+        for r, (data_name, (X_tr, y_tr)) in enumerate(self.training_points.items()):
+            for c, model_name in enumerate(model_names):
+                ax = axes[r, c]
+                ax.set_xticks([])
+                ax.set_yticks([])
+                if r == 0:
+                    ax.set_title(model_name, fontsize=9)
+                if c == 0:
+                    ax.set_ylabel(data_name)
+                zz = self.probabilities.get(data_name, {}).get(model_name)
+                if zz is None:
+                    continue
+                ax.contourf(xx, yy, zz, levels=np.linspace(0, 1, 11), cmap="RdBu_r",
+                            alpha=0.8)
+                ax.scatter(X_tr[:, 0], X_tr[:, 1], c=y_tr, cmap="RdBu_r", s=6,
+                           edgecolors="black", linewidths=0.2)
+                auc = self.aucs.get((data_name, model_name))
+                if auc is not None:
+                    ax.text(0.97, 0.03, f"AUC {auc:.3f}", transform=ax.transAxes,
+                            ha="right", va="bottom", fontsize=8,
+                            bbox={"facecolor": "white", "alpha": 0.8})
+        fig.tight_layout()
+        self.figure_, self.axes_ = fig, axes
+        return self
 
 
 def _node_depths(tree):
