@@ -7,7 +7,7 @@ import pytest
 
 from mondrianlearn import AMFClassifier, AMFRegressor
 from mondrianlearn.engine.boxes import find_leaf, record_path, record_path_packed, walk_table
-from mondrianlearn.engine.layout import depth_first_order
+from mondrianlearn.engine.layout import RENUMBER_FROM_NODES, depth_first_order
 from mondrianlearn.engine.tree import LEAF, META_N_NODES, META_ROOT
 
 
@@ -101,14 +101,19 @@ def test_walk_table_gives_the_same_paths():
 
 @pytest.mark.parametrize("Est", [AMFClassifier, AMFRegressor])
 def test_a_call_that_makes_most_of_the_tree_renumbers_it(Est):
-    X, y = _stream(900)
+    X, y = _stream(3000)
     T = np.random.RandomState(2).uniform(-0.5, 1.5, size=(200, 3))
     est = Est(n_estimators=2, random_state=0).partial_fit(X, y)
+    assert all(t.n_nodes >= RENUMBER_FROM_NODES for t in est.trees_)
     for tree in est.trees_:
         _check_depth_first(tree)
+    # A smaller tree is left as it was made (cheaper than a copy).
+    small = Est(n_estimators=2, random_state=0).partial_fit(X[:200], y[:200])
+    assert all(t.n_nodes < RENUMBER_FROM_NODES for t in small.trees_)
+    assert all(t._depth_first_order() is not None for t in small.trees_)
     # The same rows in small calls: the same model up to numbering.
     steps = Est(n_estimators=2, random_state=0)
-    for start in range(0, 900, 50):
+    for start in range(0, 3000, 50):
         steps.partial_fit(X[start:start + 50], y[start:start + 50], **(
             {"classes": np.unique(y)} if Est is AMFClassifier else {}))
     method = "predict_proba" if Est is AMFClassifier else "predict"

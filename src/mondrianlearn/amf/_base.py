@@ -15,6 +15,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..engine.layout import RENUMBER_FROM_NODES
 from ..engine.random import spawn_states
 from ..engine.tree import UNBOUNDED, TreeState
 from ..utils.estimator import TreeModelMixin
@@ -101,10 +102,12 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
     def _restart_trees(self):
         """Empty trees on the random streams they started from, to learn the first
         rows again in new feature units (``utils.feature_scale``)."""
+        # The new trees learn the same rows again: they start with the room the old
+        # ones had, instead of growing to it step by step.
         self.trees_ = [
             TreeState(tree.arrays.lower.shape[1], state,
                       {k: np.zeros((16,) + v.shape[1:]) for k, v in tree.node_stats.items()},
-                      keep_samples=False)
+                      keep_samples=False, capacity=tree.capacity)
             for tree, state in zip(self.trees_, self._first_states)
         ]
         self.n_samples_seen_ = 0
@@ -134,7 +137,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
                 tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2),
                                           limit=max_nodes, renumber=True)
             position = run_kernel(tree, position)
-        if 2 * (tree.n_nodes - n_before) >= tree.n_nodes:
+        if 2 * (tree.n_nodes - n_before) >= tree.n_nodes >= RENUMBER_FROM_NODES:
             # The nodes made since the last growth sit at the end of the arrays,
             # out of depth-first order. A call that made at least half of the tree
             # is long beside one copy of it, so it renumbers for the predictions

@@ -19,6 +19,11 @@ import numpy as np
 
 from ._jit import shared_kernel
 
+RENUMBER_FROM_NODES = 512
+"""Smallest tree that a model renumbers outside growth: a copy of a smaller tree
+costs more than its scattered nodes do (AMF re-learning its first rows in new
+feature units, one row at a time, spent most of its time renumbering small trees)."""
+
 
 @shared_kernel(allocates=True)
 def depth_first_order(left, right, root, n_nodes):

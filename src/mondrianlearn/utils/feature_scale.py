@@ -400,7 +400,7 @@ class FeatureScaleMixin:
             self._first_rows = ([], [], [])
             self._units_due = 0  # learning takes this path until the rows are kept
         kept = self.__dict__.get("_first_rows")
-        if kept is not None and (sum(len(part) for part in kept[1]) != self.n_samples_seen_
+        if kept is not None and (sum(map(len, kept[1])) != self.n_samples_seen_
                                  or not self._relearns_first_rows()):
             # The model learned rows it did not keep (a merge of forests): it can no
             # longer learn them again, and rescales in place from now on.
@@ -423,7 +423,7 @@ class FeatureScaleMixin:
             self._feature_range = np.vstack([low[b - 1], high[b - 1]]) * inverse
             self._learn_batch(X[a:b] * inverse, y[a:b], sample_weight[a:b])
             if kept is not None:
-                room = RESAMPLE_FREELY_BELOW - sum(len(part) for part in kept[1])
+                room = RESAMPLE_FREELY_BELOW - sum(map(len, kept[1]))
                 for part, rows in zip(kept, (X[a:b], y[a:b], sample_weight[a:b])):
                     part.append(np.array(rows[:room]))
                 if b - a >= room:
@@ -438,7 +438,7 @@ class FeatureScaleMixin:
         kept = self.__dict__.get("_first_rows")
         if kept is None:
             return
-        room = RESAMPLE_FREELY_BELOW - sum(len(part) for part in kept[1])
+        room = RESAMPLE_FREELY_BELOW - sum(map(len, kept[1]))
         n = X.shape[0]
         for part, rows in zip(kept, (np.array(X, dtype=np.float64), np.asarray(y),
                                      np.ones(n))):
