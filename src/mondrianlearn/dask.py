@@ -79,9 +79,9 @@ class ShardLostError(RuntimeError):
 
 def _check_shardable(estimator):
     """Refuse, in one line, an estimator that cannot be sharded."""
-    from .forest._merge import MERGEABLE_FORESTS, mergeable_forest_classes
+    from .forest._merge import MERGEABLE_FORESTS, is_mergeable
 
-    if type(estimator) not in mergeable_forest_classes():
+    if not is_mergeable(type(estimator)):
         raise TypeError(
             f"DaskShardedForest shards forests of independent trees, "
             f"{', '.join(MERGEABLE_FORESTS)} (bagged with bootstrap=True or not); got "
@@ -168,13 +168,15 @@ class _Shard:
     def _summary(self):
         """``(identity, classes, target frame of an AMF regressor, fitted)``."""
         estimator = self.estimator
-        fitted = hasattr(estimator, "trees_")
-        frame = None
+        fitted = estimator.__sklearn_is_fitted__()
+        frame = classes = None
+        if fitted and is_classifier(estimator):
+            classes = estimator.classes_
         if fitted and _is_amf_regressor(estimator):
             from .amf._merge import frame_of
 
             frame = frame_of(estimator)
-        return self.identity, getattr(estimator, "classes_", None), frame, fitted
+        return self.identity, classes, frame, fitted
 
     def fit(self, X, y, kwargs):
         self.n_learned += 1
@@ -184,7 +186,7 @@ class _Shard:
     def partial_fit(self, X, y, kwargs, classes=None):
         """``partial_fit``; ``classes`` is declared on the shard's first call only."""
         self.n_learned += 1
-        if classes is not None and not hasattr(self.estimator, "trees_"):
+        if classes is not None and not self.estimator.__sklearn_is_fitted__():
             kwargs = {**kwargs, "classes": classes}
         self.estimator.partial_fit(X, y, **kwargs)
         return self._summary()
@@ -708,6 +710,19 @@ def _not_fitted(forest):
         f"This {type(forest).__name__} is not fitted yet: call fit or partial_fit first.")
 
 
+def _has_learned(estimator):
+    """Whether ``estimator`` (any scikit-learn estimator) is fitted, as
+    ``check_is_fitted`` says (the library's models: ``__sklearn_is_fitted__``)."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    try:
+        check_is_fitted(estimator)
+    except NotFittedError:
+        return False
+    return True
+
+
 def _n_rows(X):
     return X.shape[0] if hasattr(X, "shape") else len(X)
 
@@ -895,7 +910,7 @@ def partial_fit_stream(estimator, X, y=None, *, target=None, classes=None, progr
         for X_part, y_part in _rows_in_order(parts, _client_or_none(client), int(prefetch)):
             if X_part.shape[0] == 0:
                 continue
-            if classes is not None and not hasattr(estimator, "trees_"):
+            if classes is not None and not _has_learned(estimator):
                 estimator.partial_fit(X_part, y_part, classes=classes)
             else:
                 estimator.partial_fit(X_part, y_part)

@@ -134,7 +134,12 @@ def _plain(value):
 
 
 class _Backed:
-    """Shared plumbing: dict rows to arrays, lazily built scikit-learn-style model."""
+    """Shared plumbing: dict rows to arrays, lazily built scikit-learn-style model.
+
+    The backing model is called through the protocol of
+    :class:`mondrianlearn.utils.protocols.RiverBacking`, which every estimator of
+    the library provides.
+    """
 
     _backing = None  # "module:Class"
     _rowwise_batches = False  # True: the estimator's batch step differs from its rows'
@@ -188,7 +193,7 @@ class _Backed:
         return model.drift_events_
 
     def _learned(self):
-        return self._model is not None and hasattr(self._model, "n_features_in_")
+        return self._model is not None and self._model.__sklearn_is_fitted__()
 
     # ----------------------------------------------------------- one dict row
     def _plan(self, keys):
@@ -380,12 +385,7 @@ class _Backed:
 
     def _fit_checked(self, X, targets):
         """Learn checked rows (finite, range recorded) with a learned model."""
-        model = self._model
-        fast = getattr(model, "_partial_fit_validated", None)
-        if fast is not None:
-            fast(X, targets)
-        else:
-            model.partial_fit(X, np.asarray(targets))
+        self._model._partial_fit_validated(X, targets)
 
     def _learn_dict(self, x, target):
         if self._learned():
@@ -439,9 +439,7 @@ class _BackedClassifier(_Backed, river_base.MiniBatchClassifier):
         return True
 
     def _proba(self, X):
-        model = self._model
-        fast = getattr(model, "_predict_proba_validated", None)
-        return fast(X) if fast is not None else model.predict_proba(X)
+        return self._model._predict_proba_validated(X)
 
     def _predicted(self, X):
         """Predicted labels of the rows of ``X`` (a learned model), as a list."""
@@ -494,9 +492,7 @@ class _BackedRegressor(_Backed, river_base.MiniBatchRegressor):
         self._learn_frame(X, np.asarray(y, dtype=np.float64))
 
     def _predict(self, X):
-        model = self._model
-        fast = getattr(model, "_predict_validated", None)
-        return fast(X) if fast is not None else model.predict(X)
+        return self._model._predict_validated(X)
 
     def predict_one(self, x):
         if not self._learned():
