@@ -163,7 +163,6 @@ class _Backed:
         self._fast_keys = None
         self._fast_plan = None
         self._fast_anchors = np.array(self._anchors, dtype=np.float64)
-        self._fast_range = None
         self._fast_classes = None
         self._fast_labels = None
 
@@ -212,18 +211,7 @@ class _Backed:
         """The model's running range of the features if the compiled row check can
         widen it in place, else None (also for a model in feature units, which keeps
         its range in those units and records it itself)."""
-        if self._model.__dict__.get("_units") is not None:
-            return None
-        fr = self._model.__dict__.get("_feature_range")
-        if fr is self._fast_range and fr is not None:
-            return fr
-        if (type(fr) is not np.ndarray or fr.shape != (2, n) or fr.dtype != np.float64
-                or not fr.flags.c_contiguous):
-            return None
-        if not fr.flags.writeable:
-            fr = self._model._feature_range = fr.copy()
-        self._fast_range = fr
-        return fr
+        return self._model._raw_range_in_place(n)
 
     def _row(self, x, learning):
         """``x`` as a float64 array of shape (1, n_features) in the model's columns, or
@@ -249,7 +237,7 @@ class _Backed:
         if learning:
             feature_range = self._feature_range(anchors.shape[0])
             if feature_range is None:
-                if self._model.__dict__.get("_units") is None:
+                if not self._model._in_feature_units():
                     return None
                 feature_range = _NO_RANGE  # the model checks its units and range
         else:

@@ -287,6 +287,25 @@ class FeatureScaleMixin:
             return known
         return known * units[0]
 
+    def _in_feature_units(self):
+        """Whether the model divides its features by units (``_units`` is set)."""
+        return self.__dict__.get("_units") is not None
+
+    def _raw_range_in_place(self, n_features):
+        """The running range of the features (rows low, high), for a caller that
+        checks rows itself and widens the range in place (the river adapters), or
+        None: no range of ``n_features`` columns yet, or a model in units (which
+        records its range, in units, when it learns)."""
+        if self.__dict__.get("_units") is not None:
+            return None
+        known = self.__dict__.get("_feature_range")
+        if (type(known) is not np.ndarray or known.shape != (2, n_features)
+                or known.dtype != np.float64 or not known.flags.c_contiguous):
+            return None
+        if not known.flags.writeable:
+            known = self._feature_range = known.copy()
+        return known
+
     def _extend_units(self, values):
         """Unit 1 for features first seen now at ``values`` (``_add_features``): the
         unit of a feature constant so far; it follows the feature's range from its

@@ -70,6 +70,10 @@ class RiverBacking(FittedCheck, Protocol):
       now, at ``values`` (every box and stored point gets them).
     - ``_raw_feature_range()``: the running range of the features (rows low,
       high) in the units of ``X``, or None.
+    - ``_raw_range_in_place(n_features)``: that range as an array the adapter
+      widens in place with the rows it checked, or None when the model records
+      its range itself (``_in_feature_units()``: a model in feature units) or has
+      none of that width yet.
     """
 
     def partial_fit(self, X, y):
@@ -88,6 +92,12 @@ class RiverBacking(FittedCheck, Protocol):
         ...
 
     def _raw_feature_range(self):
+        ...
+
+    def _raw_range_in_place(self, n_features):
+        ...
+
+    def _in_feature_units(self):
         ...
 
 
