@@ -711,14 +711,15 @@ def _not_fitted(forest):
 
 
 def _has_learned(estimator):
-    """Whether ``estimator`` (any scikit-learn estimator) is fitted, as
-    ``check_is_fitted`` says (the library's models: ``__sklearn_is_fitted__``)."""
+    """Whether ``estimator`` is fitted, as scikit-learn's ``check_is_fitted`` says
+    (the library's models answer with ``__sklearn_is_fitted__``); False for an
+    object with ``partial_fit`` that is not a scikit-learn estimator."""
     from sklearn.exceptions import NotFittedError
     from sklearn.utils.validation import check_is_fitted
 
     try:
         check_is_fitted(estimator)
-    except NotFittedError:
+    except (NotFittedError, TypeError):
         return False
     return True
 
@@ -906,12 +907,14 @@ def partial_fit_stream(estimator, X, y=None, *, target=None, classes=None, progr
         return estimator.partial_fit(X, y, target=target, classes=classes, progress=progress)
     parts, n_rows = _partitions(X, y, target)
     bar = _progress_bar(progress, n_rows, type(estimator).__name__)
+    declare = classes is not None and not _has_learned(estimator)
     try:
         for X_part, y_part in _rows_in_order(parts, _client_or_none(client), int(prefetch)):
             if X_part.shape[0] == 0:
                 continue
-            if classes is not None and not _has_learned(estimator):
+            if declare:
                 estimator.partial_fit(X_part, y_part, classes=classes)
+                declare = False
             else:
                 estimator.partial_fit(X_part, y_part)
             if bar is not None:
