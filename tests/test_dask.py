@@ -646,3 +646,32 @@ def test_evaluate_parquet_equals_progressive_evaluation(client, parquet_folder,
     with pytest.raises(ValueError, match="online learners"):
         evaluate_parquet(parquet_folder, [Learner("rf", AMFClassifier(), refit_every=100)],
                          target="label", progress=False)
+
+
+def test_partial_fit_stream_declares_classes_on_the_first_call_only(classification):
+    da = pytest.importorskip("dask.array", reason="dask.array is not installed")
+    from mondrianlearn.dask import partial_fit_stream
+
+    class Recorder:  # has partial_fit but is not a scikit-learn estimator
+        def __init__(self):
+            self.calls = []
+
+        def partial_fit(self, X, y, classes=None):
+            self.calls.append(classes)
+
+    X, y, X_test = classification
+    parts = (da.from_array(X[:600], chunks=(200, 4)), da.from_array(y[:600], chunks=200))
+    recorder = partial_fit_stream(Recorder(), *parts, classes=[0, 1, 2, 7], progress=False)
+    assert recorder.calls == [[0, 1, 2, 7], None, None]
+    # a library model: declared on its first call (so label 7 is a class), never later
+    streamed = partial_fit_stream(MondrianForestClassifier(3, random_state=0), *parts,
+                                  classes=[0, 1, 2, 7], progress=False)
+    local = _stream(MondrianForestClassifier(3, random_state=0), X[:200], y[:200],
+                    batch=200, classes=[0, 1, 2, 7])
+    _stream(local, X[200:600], y[200:600], batch=200)
+    assert streamed.classes_.tolist() == [0, 1, 2, 7]
+    assert_array_equal(streamed.predict_proba(X_test), local.predict_proba(X_test))
+    # an estimator that has learned already is not given classes (these would differ
+    # from its first call's, an error)
+    again = partial_fit_stream(streamed, *parts, classes=[0, 1, 2, 7, 9], progress=False)
+    assert again.n_samples_seen_ == 1200 and again.classes_.tolist() == [0, 1, 2, 7]

@@ -130,7 +130,7 @@ def _check_points_in_boxes(model):
 
 def _check_model(model, X, classification):
     for tree in model.trees_:
-        _check_tree_invariants(tree, has_counts=hasattr(model, "_store") and
+        _check_tree_invariants(tree, has_counts=model._store is not None and
                                not isinstance(model, MondrianBoostingClassifier))
     _check_points_in_boxes(model)
     if classification:

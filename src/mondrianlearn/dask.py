@@ -79,9 +79,9 @@ class ShardLostError(RuntimeError):
 
 def _check_shardable(estimator):
     """Refuse, in one line, an estimator that cannot be sharded."""
-    from .forest._merge import MERGEABLE_FORESTS, mergeable_forest_classes
+    from .forest._merge import MERGEABLE_FORESTS, is_mergeable
 
-    if type(estimator) not in mergeable_forest_classes():
+    if not is_mergeable(type(estimator)):
         raise TypeError(
             f"DaskShardedForest shards forests of independent trees, "
             f"{', '.join(MERGEABLE_FORESTS)} (bagged with bootstrap=True or not); got "
@@ -168,13 +168,15 @@ class _Shard:
     def _summary(self):
         """``(identity, classes, target frame of an AMF regressor, fitted)``."""
         estimator = self.estimator
-        fitted = hasattr(estimator, "trees_")
-        frame = None
+        fitted = estimator.__sklearn_is_fitted__()
+        frame = classes = None
+        if fitted and is_classifier(estimator):
+            classes = estimator.classes_
         if fitted and _is_amf_regressor(estimator):
             from .amf._merge import frame_of
 
             frame = frame_of(estimator)
-        return self.identity, getattr(estimator, "classes_", None), frame, fitted
+        return self.identity, classes, frame, fitted
 
     def fit(self, X, y, kwargs):
         self.n_learned += 1
@@ -184,7 +186,7 @@ class _Shard:
     def partial_fit(self, X, y, kwargs, classes=None):
         """``partial_fit``; ``classes`` is declared on the shard's first call only."""
         self.n_learned += 1
-        if classes is not None and not hasattr(self.estimator, "trees_"):
+        if classes is not None and not self.estimator.__sklearn_is_fitted__():
             kwargs = {**kwargs, "classes": classes}
         self.estimator.partial_fit(X, y, **kwargs)
         return self._summary()
@@ -708,6 +710,20 @@ def _not_fitted(forest):
         f"This {type(forest).__name__} is not fitted yet: call fit or partial_fit first.")
 
 
+def _has_learned(estimator):
+    """Whether ``estimator`` is fitted, as scikit-learn's ``check_is_fitted`` says
+    (the library's models answer with ``__sklearn_is_fitted__``); False for an
+    object with ``partial_fit`` that is not a scikit-learn estimator."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    try:
+        check_is_fitted(estimator)
+    except (NotFittedError, TypeError):
+        return False
+    return True
+
+
 def _n_rows(X):
     return X.shape[0] if hasattr(X, "shape") else len(X)
 
@@ -891,12 +907,14 @@ def partial_fit_stream(estimator, X, y=None, *, target=None, classes=None, progr
         return estimator.partial_fit(X, y, target=target, classes=classes, progress=progress)
     parts, n_rows = _partitions(X, y, target)
     bar = _progress_bar(progress, n_rows, type(estimator).__name__)
+    declare = classes is not None and not _has_learned(estimator)
     try:
         for X_part, y_part in _rows_in_order(parts, _client_or_none(client), int(prefetch)):
             if X_part.shape[0] == 0:
                 continue
-            if classes is not None and not hasattr(estimator, "trees_"):
+            if declare:
                 estimator.partial_fit(X_part, y_part, classes=classes)
+                declare = False
             else:
                 estimator.partial_fit(X_part, y_part)
             if bar is not None:

@@ -134,7 +134,12 @@ def _plain(value):
 
 
 class _Backed:
-    """Shared plumbing: dict rows to arrays, lazily built scikit-learn-style model."""
+    """Shared plumbing: dict rows to arrays, lazily built scikit-learn-style model.
+
+    The backing model is called through the protocol of
+    :class:`mondrianlearn.utils.protocols.RiverBacking`, which every estimator of
+    the library provides.
+    """
 
     _backing = None  # "module:Class"
     _rowwise_batches = False  # True: the estimator's batch step differs from its rows'
@@ -158,7 +163,6 @@ class _Backed:
         self._fast_keys = None
         self._fast_plan = None
         self._fast_anchors = np.array(self._anchors, dtype=np.float64)
-        self._fast_range = None
         self._fast_classes = None
         self._fast_labels = None
 
@@ -188,7 +192,7 @@ class _Backed:
         return model.drift_events_
 
     def _learned(self):
-        return self._model is not None and hasattr(self._model, "n_features_in_")
+        return self._model is not None and self._model.__sklearn_is_fitted__()
 
     # ----------------------------------------------------------- one dict row
     def _plan(self, keys):
@@ -207,18 +211,7 @@ class _Backed:
         """The model's running range of the features if the compiled row check can
         widen it in place, else None (also for a model in feature units, which keeps
         its range in those units and records it itself)."""
-        if self._model.__dict__.get("_units") is not None:
-            return None
-        fr = self._model.__dict__.get("_feature_range")
-        if fr is self._fast_range and fr is not None:
-            return fr
-        if (type(fr) is not np.ndarray or fr.shape != (2, n) or fr.dtype != np.float64
-                or not fr.flags.c_contiguous):
-            return None
-        if not fr.flags.writeable:
-            fr = self._model._feature_range = fr.copy()
-        self._fast_range = fr
-        return fr
+        return self._model._raw_range_in_place(n)
 
     def _row(self, x, learning):
         """``x`` as a float64 array of shape (1, n_features) in the model's columns, or
@@ -244,7 +237,7 @@ class _Backed:
         if learning:
             feature_range = self._feature_range(anchors.shape[0])
             if feature_range is None:
-                if self._model.__dict__.get("_units") is None:
+                if not self._model._in_feature_units():
                     return None
                 feature_range = _NO_RANGE  # the model checks its units and range
         else:
@@ -380,12 +373,7 @@ class _Backed:
 
     def _fit_checked(self, X, targets):
         """Learn checked rows (finite, range recorded) with a learned model."""
-        model = self._model
-        fast = getattr(model, "_partial_fit_validated", None)
-        if fast is not None:
-            fast(X, targets)
-        else:
-            model.partial_fit(X, np.asarray(targets))
+        self._model._partial_fit_validated(X, targets)
 
     def _learn_dict(self, x, target):
         if self._learned():
@@ -439,9 +427,7 @@ class _BackedClassifier(_Backed, river_base.MiniBatchClassifier):
         return True
 
     def _proba(self, X):
-        model = self._model
-        fast = getattr(model, "_predict_proba_validated", None)
-        return fast(X) if fast is not None else model.predict_proba(X)
+        return self._model._predict_proba_validated(X)
 
     def _predicted(self, X):
         """Predicted labels of the rows of ``X`` (a learned model), as a list."""
@@ -494,9 +480,7 @@ class _BackedRegressor(_Backed, river_base.MiniBatchRegressor):
         self._learn_frame(X, np.asarray(y, dtype=np.float64))
 
     def _predict(self, X):
-        model = self._model
-        fast = getattr(model, "_predict_validated", None)
-        return fast(X) if fast is not None else model.predict(X)
+        return self._model._predict_validated(X)
 
     def predict_one(self, x):
         if not self._learned():

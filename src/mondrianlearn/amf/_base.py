@@ -11,12 +11,10 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..engine.layout import RENUMBER_FROM_NODES
-from ..engine.random import spawn_states
 from ..engine.tree import UNBOUNDED, TreeState
 from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import fast_call
@@ -47,6 +45,15 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         "feature_scale": [StrOptions({"range"}), "array-like", None],
         "drift": [StrOptions({"adwin"}), dict, None],
     }
+
+    _mergeable = True  # independent trees (utils.protocols)
+
+    @classmethod
+    def _merge_fitted(cls, forests, same_stream):
+        """Merge fitted forests of this class (``forest.merge_forests`` checks them)."""
+        from ._merge import merge_amf_forests
+
+        return merge_amf_forests(forests, same_stream)
 
     def _max_nodes_value(self):
         return UNBOUNDED if self.max_nodes is None else int(self.max_nodes)
@@ -85,8 +92,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         """Fresh empty trees with their own random streams."""
         self._start_units(n_features)
         self.__dict__.pop("_drift_state", None)  # drift adaptation starts afresh too
-        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        states = spawn_states(seed, self.n_estimators)
+        states = self._spawn_tree_states(self.n_estimators)
         self.trees_ = [
             TreeState(n_features, states[t], {k: v.copy() for k, v in node_stats.items()},
                       keep_samples=False)
@@ -97,7 +103,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
 
     def _relearns_first_rows(self):
         """Its trees are the ones started from ``_first_states`` (not a merge)."""
-        return len(getattr(self, "_first_states", ())) == len(self.trees_)
+        return len(self.__dict__.get("_first_states", ())) == len(self.trees_)
 
     def _restart_trees(self):
         """Empty trees on the random streams they started from, to learn the first
@@ -213,12 +219,6 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
                 return out if status == 1 else None
             del work["predict"]  # a tree outgrew the work arrays
         return None
-
-    def _trained_trees(self):
-        """The trees that predictions average over: every tree (one that has seen no
-        row predicts the prior). As ``BaseMondrianForest._trained_trees``, it gives a
-        forest's weight in a merge and a shard's in :mod:`mondrianlearn.dask`."""
-        return self.trees_
 
     def _trim(self):
         for tree in self.trees_:

@@ -144,7 +144,7 @@ def merge_amf_forests(forests, same_stream=False):
         trees, the other parameters are the first forest's. ``n_samples_seen_`` is
         the sum over the forests (the first forest's with ``same_stream``).
     """
-    if any(getattr(f, "drift", None) is not None for f in forests):
+    if any(f.drift is not None for f in forests):
         raise ValueError("Forests with drift adaptation (drift != None) cannot be merged: "
                          "each of their trees reads the features with its own weights "
                          "and has its own detectors.")

@@ -378,7 +378,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         """``predict_proba`` on a checked C-contiguous float64 array (in the units of
         ``X``)."""
         X = self._in_units(X)
-        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and hasattr(self, "_fast_params"):
+        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and self._fast_ready():
             proba = self._predict_proba_fast(X)
             if proba is not None:
                 return proba

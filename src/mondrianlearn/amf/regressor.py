@@ -405,7 +405,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         """``predict`` on a checked C-contiguous float64 array (in the units of ``X``)."""
         X = self._in_units(X)
         value = None
-        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and hasattr(self, "_fast_params"):
+        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and self._fast_ready():
             value = self._predict_fast_values(X)
         if value is None:
             value = self._y_offset + self._predict_means(X)

@@ -6,17 +6,13 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..engine.tree import UNBOUNDED
-from ..forest._base import _reserve_nodes
-from ..forest.classifier import MondrianForestClassifier
+from ..forest._base import _NO_TARGETS, BaseMondrianForestClassifier, _reserve_nodes
 from ..utils.fast_path import FAST_MAX_ROWS, ONES, fast_call
 from ..utils.parallel import map_trees
 from ._kernels import boost_tree
 
-_NO_TARGETS = np.empty(0)
-"""``targets`` of the fast path's store kernel for classification (none)."""
 
-
-class MondrianBoostingClassifier(MondrianForestClassifier):
+class MondrianBoostingClassifier(BaseMondrianForestClassifier):
     """Online boosting of Mondrian trees ("rolling weight boosting").
 
     Each example starts with weight ``lam = 1`` and visits the trees in order: tree
@@ -84,10 +80,15 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
-    max_depth = None
+    _mergeable = False  # each tree learns from the previous ones' errors
 
     def _bootstrap(self):
-        return True  # trees keep per-point multiplicities
+        """Always: each tree counts each example a Poisson(lam) number of times."""
+        return True
+
+    def _max_nodes_value(self):
+        """No node budget: boosted trees grow as the Mondrian process makes them."""
+        return UNBOUNDED
 
     def _start_model(self, n_features, n_stats):
         super()._start_model(n_features, n_stats)
@@ -259,7 +260,7 @@ class MondrianBoostingClassifier(MondrianForestClassifier):
 
     def _predict_proba_validated(self, X):
         """``predict_proba`` on a C-contiguous, finite float64 array of the right width."""
-        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and hasattr(self, "_fast_params"):
+        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and self._fast_ready():
             proba = self._predict_proba_fast(X)
             if proba is not None:
                 return proba

@@ -5,18 +5,24 @@ stream each) and one :class:`~mondrianlearn.engine.tree.SampleStore` shared by a
 trees. ``fit`` samples every tree in batch; ``partial_fit`` samples the first batch
 in batch and extends the trees online afterwards. Both run one compiled loop per
 tree, in threads when ``n_jobs`` allows; no Python code runs per point.
+
+:class:`BaseMondrianForest` holds that machinery for the Mondrian forest regressor
+and the classifiers; :class:`BaseMondrianForestClassifier` adds what the Mondrian
+forest classifier and boosting share (classes, class counts, their smoothing, the
+training entry points). Boosting is a sibling of the forest classifier, not a
+subclass: it defines how its trees learn and vote, and has none of the forest's
+parameters it does not use (``max_depth``, ``max_nodes``, ``bootstrap``,
+``feature_scale``).
 """
 
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..engine.growth import close_pending_blocks
-from ..engine.random import spawn_states
 from ..engine.saved_trees import restore_derived, without_derived
 from ..engine.tree import (
     META_MAX_LEAF_POINTS,
@@ -29,7 +35,7 @@ from ..engine.tree import (
 from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import ONES, fast_call
 from ..utils.parallel import map_trees
-from ..utils.validation import check_X_predict
+from ..utils.validation import check_classifier_batch, check_classifier_fit, check_X_predict
 from ._additive import (
     accumulate_new_nodes,
     draw_multiplicities,
@@ -38,6 +44,10 @@ from ._additive import (
     sample_tree,
 )
 from ._forest_kernels import extend_forest, store_rows
+from ._smoothing import ikn_posterior
+
+_NO_TARGETS = np.empty(0)
+"""``targets`` of the fast path's store kernel for classification (none)."""
 
 _MAX_SCALED_TARGET = 1e100
 """Regression targets are stored centred and scaled; a batch whose scaled targets
@@ -45,7 +55,14 @@ exceed this is rescaled first, so that their squares cannot overflow."""
 
 
 class BaseMondrianForest(TreeModelMixin, BaseEstimator):
-    """Base class: subclasses define the label statistics (``_point_stats``)."""
+    """Base of the Mondrian forest estimators and of boosting: trees, the shared
+    sample store, batch sampling and online extension, the fast path.
+
+    Subclasses define how rows become statistics (``_learn_batch``) and the
+    predictions; they may redefine ``_learn`` (how the trees learn stored rows),
+    ``_bootstrap()`` and ``_max_nodes_value()`` (read from the parameters
+    ``bootstrap`` and ``max_nodes`` by default).
+    """
 
     _parameter_constraints = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
@@ -66,16 +83,26 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
     _pause_pure = False
     _one_hot_stats = False
 
+    _mergeable = True  # independent trees (utils.protocols); False for single trees
+
+    @classmethod
+    def _merge_fitted(cls, forests, same_stream):
+        """Merge fitted forests of this class (``forest.merge_forests`` checks them)."""
+        from ._merge import merge_mondrian_forests
+
+        return merge_mondrian_forests(forests, same_stream)
+
     # ------------------------------------------------------------------ learning
     def _n_trees(self):
         return self.n_estimators
 
     def _bootstrap(self):
-        return bool(getattr(self, "bootstrap", False))
+        """Whether trees count per-point multiplicities (online bagging)."""
+        return bool(self.bootstrap)
 
     def _max_nodes_value(self):
-        value = getattr(self, "max_nodes", None)
-        return UNBOUNDED if value is None else int(value)
+        """The node budget of each tree (``UNBOUNDED`` when there is none)."""
+        return UNBOUNDED if self.max_nodes is None else int(self.max_nodes)
 
     def _trained_trees(self):
         """Trees that have seen at least one point (with bootstrap, a tree may not)."""
@@ -84,8 +111,7 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
     def _start_model(self, n_features, n_stats):
         """Fresh trees with their own random streams, and an empty sample store."""
         self._start_units(n_features)
-        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        states = spawn_states(seed, self._n_trees())
+        states = self._spawn_tree_states(self._n_trees())
         self._store = SampleStore(n_features, n_stats)
         self.trees_ = [
             TreeState(n_features, states[t], {"stats": np.zeros((16, n_stats))},
@@ -277,6 +303,174 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         per_row = 8 * max(n_columns, 1) * len(self.trees_)
         step = max(1, min(n_rows, (64 << 20) // per_row))
         return [slice(i, min(i + step, n_rows)) for i in range(0, n_rows, step)]
+
+
+class BaseMondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
+    """What the classifiers made of Mondrian trees with class counts share: the
+    Mondrian forest classifier and boosting (siblings, each with its own learning
+    and prediction).
+
+    Classes are learned as they appear (or declared to the first ``partial_fit``);
+    each tree keeps per-node class counts (``node_stats["stats"]``), smoothed with
+    the discount ``gamma`` (``discount``, or ``10 * n_features``). Subclasses define
+    ``predict_proba`` and may redefine ``_learn`` (how the trees learn stored rows)
+    and ``_partial_fit_fast``.
+    """
+
+    _pause_pure = True
+    _one_hot_stats = True
+
+    # ------------------------------------------------------------------ training
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Train on ``(X, y)`` from scratch, discarding earlier training.
+
+        A Mondrian forest samples its trees in batch on the rows; boosting makes
+        one online pass over them, in order.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training rows.
+        y : array-like of shape (n_samples,)
+            Class labels of the rows.
+        sample_weight : array-like of shape (n_samples,), default=None
+            A weight ``w`` counts as ``w`` copies of the row in the class counts;
+            rows of weight zero are not learned, but their labels are classes
+            (in ``classes_``, as in scikit-learn).
+
+        Returns
+        -------
+        self
+        """
+        X, y, sample_weight = check_classifier_fit(self, X, y, sample_weight)
+        self._start_model(X.shape[1], len(self.classes_))
+        self._learn_in_units(X, y, sample_weight)
+        for tree in self.trees_:
+            tree.trim()
+        self._remember_fast_state()
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """Extend the forest online with a mini-batch.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows of the mini-batch.
+        y : array-like of shape (n_samples,)
+            Class labels of the rows.
+        classes : array-like, default=None
+            All labels the stream will contain. Optional: without it, labels are
+            added as they appear; with it, any other label is an error.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weight of each row, as in ``fit`` (``None``: all 1).
+
+        Returns
+        -------
+        self
+
+        Notes
+        -----
+        A call of a few rows (``utils.fast_path``) after the first one skips
+        scikit-learn's validation when nothing it checks can have changed, and
+        extends all trees in one compiled call: same model, same errors.
+        """
+        if classes is None and sample_weight is None and self._partial_fit_fast(X, y):
+            return self
+        return self._partial_fit_full(X, y, classes, sample_weight)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _partial_fit_full(self, X, y, classes, sample_weight):
+        checked = check_classifier_batch(self, X, y, sample_weight, classes)
+        if checked is None:
+            return self
+        X, y, sample_weight, first = checked
+        if first:
+            self._start_model(X.shape[1], len(self.classes_))
+        self._add_new_classes(y)  # a row of weight zero teaches nothing but its label
+        self._learn_in_units(X, y, sample_weight)
+        self._remember_fast_state()
+        return self
+
+    def _partial_fit_fast(self, X, y):
+        """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
+        call must take the full path (nothing has changed then)."""
+        rows = self._fast_rows(X, y)
+        return rows is not None and self._learn_fast(*rows, _NO_TARGETS)
+
+    def _partial_fit_validated(self, X, y):
+        """``partial_fit`` of a fitted model on a checked float64 array (no validation).
+
+        For callers that check their input themselves, one row at a time (river).
+        """
+        if self._partial_fit_fast(X, y):
+            return self
+        self._check_units_range(X)
+        y = np.asarray(y)
+        self._add_new_classes(y)
+        self._learn_in_units(X, y, np.ones(X.shape[0]))
+        self._remember_fast_state()
+        return self
+
+    def _add_new_classes(self, y):
+        self._merge_new_classes(y, "stats")
+
+    def _learn_batch(self, X, y, sample_weight):
+        keep = sample_weight > 0
+        if not keep.all():
+            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
+        if X.shape[0] == 0:
+            return
+        keys = np.searchsorted(self.classes_, y).astype(np.int64)
+        point_stats = np.zeros((X.shape[0], len(self.classes_)))
+        point_stats[np.arange(X.shape[0]), keys] = sample_weight
+        self._learn(X, keys, point_stats)
+
+    def _gamma(self):
+        return 10.0 * self.n_features_in_ if self.discount is None else float(self.discount)
+
+    def node_posteriors(self, tree_index=0):
+        """Smoothed class probabilities ``G_j`` of every node of one tree.
+
+        Parameters
+        ----------
+        tree_index : int, default=0
+            Index of the tree in ``trees_``.
+
+        Returns
+        -------
+        posterior : ndarray of shape (n_nodes, n_classes)
+            Row ``j``: smoothed class probabilities of node ``j`` (columns follow
+            ``classes_``).
+        """
+        check_is_fitted(self, "trees_")
+        tree = self.trees_[tree_index]
+        counts = tree.node_stats["stats"]
+        posterior = np.zeros((tree.n_nodes, counts.shape[1]))
+        ikn_posterior(tree.arrays, counts, self._gamma(), posterior)
+        return posterior
+
+    def predict(self, X):
+        """Most probable class of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            The most probable class of each row.
+        """
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
 
 
 def _learn_tree(tree, store, ids, settings, position=0, leaf=-1):

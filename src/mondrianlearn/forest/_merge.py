@@ -10,9 +10,11 @@ the average of the inputs weighted by their numbers of trees, and keeps learning
 with ``partial_fit``.
 
 :func:`merge_forests` is the one entry point for every forest of the library: it
-dispatches on the forests' class through :data:`MERGEABLE_FORESTS` (aggregated
-Mondrian forests are merged by :mod:`mondrianlearn.amf._merge`). Classes not listed,
-such as boosting (whose trees depend on one another) or single trees, are refused.
+asks the forests' class whether it merges (its ``_mergeable`` flag, see
+:mod:`mondrianlearn.utils.protocols`) and lets the class merge them (``_merge_fitted``:
+this module for Mondrian forests, :mod:`mondrianlearn.amf._merge` for aggregated
+Mondrian forests). Other classes, such as boosting (whose trees depend on one
+another) or single trees, are refused.
 """
 
 import copy
@@ -27,42 +29,31 @@ from .classifier import MondrianForestClassifier
 # trees carry their own random streams, and threads do not change results.
 _FREE_PARAMETERS = ("n_estimators", "random_state", "n_jobs")
 
-MERGEABLE_FORESTS = {
-    # class name: (module, "module:function" merging fitted forests of that class)
-    "MondrianForestClassifier": ("mondrianlearn.forest",
-                                 "mondrianlearn.forest._merge:merge_mondrian_forests"),
-    "MondrianForestRegressor": ("mondrianlearn.forest",
-                                "mondrianlearn.forest._merge:merge_mondrian_forests"),
-    "AMFClassifier": ("mondrianlearn.amf", "mondrianlearn.amf._merge:merge_amf_forests"),
-    "AMFRegressor": ("mondrianlearn.amf", "mondrianlearn.amf._merge:merge_amf_forests"),
-}
-"""The forest classes that :func:`merge_forests` merges (exactly these classes, not
-their subclasses), each with its module and its merge function. Online bagging is
-the ``bootstrap`` option of each of them, so bagged forests merge too."""
+MERGEABLE_FORESTS = ("MondrianForestClassifier", "MondrianForestRegressor", "AMFClassifier",
+                     "AMFRegressor")
+"""Names of the forest classes that :func:`merge_forests` merges, for messages and
+documentation. What decides is the class's own capability flag ``_mergeable``
+(:mod:`mondrianlearn.utils.protocols`), which ``tests/test_protocols.py`` checks
+against this list. Online bagging is the ``bootstrap`` option of each of them, so
+bagged forests merge too."""
 
 
-def mergeable_forest_classes():
-    """The classes listed in :data:`MERGEABLE_FORESTS`, imported.
+def is_mergeable(kind):
+    """Whether fitted models of the class ``kind`` can be merged (and sharded).
+
+    Parameters
+    ----------
+    kind : type
+        Any class.
 
     Returns
     -------
-    classes : tuple of type
+    mergeable : bool
+        True for the library's classes that declare ``_mergeable``.
     """
-    import importlib
+    from ..utils.estimator import TreeModelMixin
 
-    return tuple(getattr(importlib.import_module(module), name)
-                 for name, (module, _) in MERGEABLE_FORESTS.items())
-
-
-def _merge_function(kind):
-    """The merge function declared for exactly the class ``kind``, or None."""
-    import importlib
-
-    entry = MERGEABLE_FORESTS.get(kind.__name__)
-    if entry is None or getattr(importlib.import_module(entry[0]), kind.__name__) is not kind:
-        return None
-    module, name = entry[1].split(":")
-    return getattr(importlib.import_module(module), name)
+    return isinstance(kind, type) and issubclass(kind, TreeModelMixin) and kind._mergeable
 
 
 def merge_forests(forests, same_stream=False):
@@ -126,8 +117,8 @@ def merge_forests(forests, same_stream=False):
     True
     """
     forests = list(forests)
-    merge = _check_mergeable(forests)
-    return merge(forests, same_stream=bool(same_stream))
+    _check_mergeable(forests)
+    return type(forests[0])._merge_fitted(forests, bool(same_stream))
 
 
 def merge_mondrian_forests(forests, same_stream=False):
@@ -189,8 +180,8 @@ def _check_same_rows(forests):
     first = forests[0]
     for i, forest in enumerate(forests[1:], start=1):
         same = forest.n_samples_seen_ == first.n_samples_seen_
-        store, reference = getattr(forest, "_store", None), getattr(first, "_store", None)
-        if same and store is not None:
+        store, reference = forest._store, first._store
+        if same:
             n = reference.n
             same = (store.n == n and np.array_equal(store.X[:n], reference.X[:n])
                     and np.array_equal(store.stats[:n], reference.stats[:n]))
@@ -200,13 +191,12 @@ def _check_same_rows(forests):
 
 
 def _check_mergeable(forests):
-    """Check that the forests can be merged; return their merge function."""
+    """Check that the forests can be merged."""
     if not forests:
         raise ValueError("merge_forests needs at least one forest, got none.")
     first = forests[0]
     kind = type(first)
-    merge = _merge_function(kind)
-    if merge is None:
+    if not is_mergeable(kind):
         raise TypeError(
             f"merge_forests merges forests of independent trees ({', '.join(MERGEABLE_FORESTS)}); "
             f"got {kind.__name__}.")
@@ -228,9 +218,7 @@ def _check_mergeable(forests):
             raise ValueError(
                 f"Forest {i} has {forest.n_features_in_} features, forest 0 has "
                 f"{first.n_features_in_}.")
-        units, other_units = (getattr(f, "feature_scale_", None) for f in (first, forest))
-        if (units is None) != (other_units is None) or (
-                units is not None and not np.array_equal(units, other_units)):
+        if not np.array_equal(first.feature_scale_, forest.feature_scale_):
             raise ValueError(
                 f"Forest {i} learned in other feature units (feature_scale_) than forest 0; "
                 "forests with feature_scale='range' share units only if their rows spanned "
@@ -240,7 +228,6 @@ def _check_mergeable(forests):
         if (names is None) != (other_names is None) or (
                 names is not None and not np.array_equal(names, other_names)):
             raise ValueError(f"Forest {i} was fitted with other feature names than forest 0.")
-    return merge
 
 
 def _same_value(a, b):

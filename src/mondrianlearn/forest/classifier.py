@@ -3,20 +3,15 @@
 from numbers import Real
 
 import numpy as np
-from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
 from ..utils.fast_path import FAST_MAX_ROWS, fast_call
 from ..utils.parallel import map_trees
-from ..utils.validation import check_classifier_batch, check_classifier_fit
-from ._base import BaseMondrianForest
-from ._smoothing import ikn_posterior, predict_proba_tree
-
-_NO_TARGETS = np.empty(0)
-"""``targets`` of the fast path's store kernel for classification (none)."""
+from ._base import BaseMondrianForest, BaseMondrianForestClassifier
+from ._smoothing import predict_proba_tree
 
 
-class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
+class MondrianForestClassifier(BaseMondrianForestClassifier):
     """Mondrian forest classifier, trainable in batch and online.
 
     Each tree is a sample of the Mondrian process restricted to the training data;
@@ -127,8 +122,6 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         **BaseMondrianForest._parameter_constraints,
         "discount": [Interval(Real, 0, None, closed="left"), None],
     }
-    _pause_pure = True
-    _one_hot_stats = True
 
     def __init__(self, n_estimators=10, *, lifetime=np.inf, discount=None,
                  min_samples_split=2, max_depth=None, max_nodes=None, bootstrap=False,
@@ -144,137 +137,7 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         self.random_state = random_state
         self.feature_scale = feature_scale
 
-    # ------------------------------------------------------------------ training
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Sample the forest in batch on ``(X, y)``, discarding earlier training.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training rows.
-        y : array-like of shape (n_samples,)
-            Class labels of the rows.
-        sample_weight : array-like of shape (n_samples,), default=None
-            A weight ``w`` counts as ``w`` copies of the row in the class counts;
-            rows of weight zero are not learned, but their labels are classes
-            (in ``classes_``, as in scikit-learn).
-
-        Returns
-        -------
-        self
-        """
-        X, y, sample_weight = check_classifier_fit(self, X, y, sample_weight)
-        self._start_model(X.shape[1], len(self.classes_))
-        self._learn_in_units(X, y, sample_weight)
-        for tree in self.trees_:
-            tree.trim()
-        self._remember_fast_state()
-        return self
-
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
-        """Extend the forest online with a mini-batch.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows of the mini-batch.
-        y : array-like of shape (n_samples,)
-            Class labels of the rows.
-        classes : array-like, default=None
-            All labels the stream will contain. Optional: without it, labels are
-            added as they appear; with it, any other label is an error.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Weight of each row, as in ``fit`` (``None``: all 1).
-
-        Returns
-        -------
-        self
-
-        Notes
-        -----
-        A call of a few rows (``utils.fast_path``) after the first one skips
-        scikit-learn's validation when nothing it checks can have changed, and
-        extends all trees in one compiled call: same model, same errors.
-        """
-        if classes is None and sample_weight is None and self._partial_fit_fast(X, y):
-            return self
-        return self._partial_fit_full(X, y, classes, sample_weight)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def _partial_fit_full(self, X, y, classes, sample_weight):
-        checked = check_classifier_batch(self, X, y, sample_weight, classes)
-        if checked is None:
-            return self
-        X, y, sample_weight, first = checked
-        if first:
-            self._start_model(X.shape[1], len(self.classes_))
-        self._add_new_classes(y)  # a row of weight zero teaches nothing but its label
-        self._learn_in_units(X, y, sample_weight)
-        self._remember_fast_state()
-        return self
-
-    def _partial_fit_fast(self, X, y):
-        """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
-        call must take the full path (nothing has changed then)."""
-        rows = self._fast_rows(X, y)
-        return rows is not None and self._learn_fast(*rows, _NO_TARGETS)
-
-    def _partial_fit_validated(self, X, y):
-        """``partial_fit`` of a fitted model on a checked float64 array (no validation).
-
-        For callers that check their input themselves, one row at a time (river).
-        """
-        if self._partial_fit_fast(X, y):
-            return self
-        self._check_units_range(X)
-        y = np.asarray(y)
-        self._add_new_classes(y)
-        self._learn_in_units(X, y, np.ones(X.shape[0]))
-        self._remember_fast_state()
-        return self
-
-    def _add_new_classes(self, y):
-        self._merge_new_classes(y, "stats")
-
-    def _learn_batch(self, X, y, sample_weight):
-        keep = sample_weight > 0
-        if not keep.all():
-            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
-        if X.shape[0] == 0:
-            return
-        keys = np.searchsorted(self.classes_, y).astype(np.int64)
-        point_stats = np.zeros((X.shape[0], len(self.classes_)))
-        point_stats[np.arange(X.shape[0]), keys] = sample_weight
-        self._learn(X, keys, point_stats)
-
     # ---------------------------------------------------------------- prediction
-    def _gamma(self):
-        return 10.0 * self.n_features_in_ if self.discount is None else float(self.discount)
-
-    def node_posteriors(self, tree_index=0):
-        """Smoothed class probabilities ``G_j`` of every node of one tree.
-
-        Parameters
-        ----------
-        tree_index : int, default=0
-            Index of the tree in ``trees_``.
-
-        Returns
-        -------
-        posterior : ndarray of shape (n_nodes, n_classes)
-            Row ``j``: smoothed class probabilities of node ``j`` (columns follow
-            ``classes_``).
-        """
-        from sklearn.utils.validation import check_is_fitted
-
-        check_is_fitted(self, "trees_")
-        tree = self.trees_[tree_index]
-        counts = tree.node_stats["stats"]
-        posterior = np.zeros((tree.n_nodes, counts.shape[1]))
-        ikn_posterior(tree.arrays, counts, self._gamma(), posterior)
-        return posterior
-
     def predict_proba(self, X):
         """Class probabilities, averaged over the trees.
 
@@ -314,7 +177,7 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         """``predict_proba`` on a C-contiguous, finite float64 array of the right width
         (in the units of ``X``)."""
         X = self._in_units(X)
-        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and hasattr(self, "_fast_params"):
+        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and self._fast_ready():
             proba = self._predict_proba_fast(X)
             if proba is not None:
                 return proba
@@ -338,27 +201,6 @@ class MondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
             for part in map_trees(one, trees, self.n_jobs):
                 out[rows] += part
         return out
-
-    def predict(self, X):
-        """Most probable class of each row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows to predict.
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-            The most probable class of each row.
-        """
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags
 
 
 class MondrianTreeClassifier(MondrianForestClassifier):
@@ -405,6 +247,8 @@ class MondrianTreeClassifier(MondrianForestClassifier):
 
     n_estimators = 1
     n_jobs = None
+    bootstrap = False
+    _mergeable = False  # one tree: merging would make a forest
 
     @property
     def tree_(self):

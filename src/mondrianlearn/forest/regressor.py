@@ -287,7 +287,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         the units of ``X``)."""
         X = self._in_units(X)
         if (not return_std and X.shape[0] and X.shape[0] <= FAST_MAX_ROWS
-                and hasattr(self, "_fast_params")):
+                and self._fast_ready()):
             result = self._predict_fast(X)
             if result is not None:
                 return result
@@ -428,6 +428,8 @@ class MondrianTreeRegressor(MondrianForestRegressor):
     }
     n_estimators = 1
     n_jobs = None
+    bootstrap = False
+    _mergeable = False  # one tree: merging would make a forest
 
     def __init__(self, *, lifetime=np.inf, min_samples_split=2, max_depth=None,
                  max_nodes=None, random_state=None, feature_scale="range"):

@@ -20,7 +20,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ..engine.random import spawn_states
 from ..engine.tree import LEAF
 from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import FAST_MAX_ROWS, ONES, fast_call
@@ -109,9 +108,10 @@ class _BaseMondrianKernelModel(FastPartitionsMixin, TreeModelMixin, BaseEstimato
     }
 
     def _seeds(self):
+        """The generator of ``random_state`` and the streams of the trees (one more
+        for the model's own draws), spawned from its first draw."""
         rng = check_random_state(self.random_state)
-        seed = rng.randint(np.iinfo(np.int32).max)
-        return rng, spawn_states(seed, self.n_trees + 1)
+        return rng, self._spawn_tree_states(self.n_trees + 1, rng)
 
     def _sample_trees(self, X, lifetime, states):
         trees = [new_partition(X.shape[1], states[t]) for t in range(self.n_trees)]
@@ -740,7 +740,7 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def _partial_fit_full(self, X, y, sample_weight):
-        first = not hasattr(self, "trees_")
+        first = not self.__sklearn_is_fitted__()
         X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
                                               y_numeric=True)
         y = np.asarray(y, dtype=np.float64)

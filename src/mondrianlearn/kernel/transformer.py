@@ -9,11 +9,9 @@ from sklearn.base import (
     TransformerMixin,
     _fit_context,
 )
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..engine.random import spawn_states
 from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import fast_call
 from ..utils.parallel import map_trees
@@ -128,8 +126,7 @@ class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeature
         return self
 
     def _sample(self, X, lifetime):
-        seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
-        states = spawn_states(seed, self.n_trees)
+        states = self._spawn_tree_states(self.n_trees)
         self.trees_ = [new_partition(X.shape[1], states[t]) for t in range(self.n_trees)]
 
         def grow(tree):
@@ -171,7 +168,7 @@ class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeature
 
     @_fit_context(prefer_skip_nested_validation=True)
     def _partial_fit_full(self, X):
-        first = not hasattr(self, "trees_")
+        first = not self.__sklearn_is_fitted__()
         X = _check_X_fit(self, X, reset=first)
         if first:  # projectivity: batch sampling of the first batch is exact
             self._sample(X, float(self.lifetime))

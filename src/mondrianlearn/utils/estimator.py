@@ -14,7 +14,64 @@ class TreeModelMixin(FeatureScaleMixin, FastPathMixin, VersionedStateMixin):
 
     A model may also hold a shared sample store in ``_store`` (Mondrian forests do,
     for pausing); it counts in ``model_size_`` and is widened with the trees.
+
+    It also declares the methods and class attributes that the integrations rely
+    on (:mod:`mondrianlearn.utils.protocols`), with defaults that go through the
+    public methods; families override them with faster versions.
     """
+
+    _store = None
+    """The shared sample store (``engine.tree.SampleStore``) of a model that keeps
+    one (Mondrian forests do, for pausing), set on the instance; None otherwise."""
+
+    _mergeable = False
+    """Whether fitted models of exactly this class merge (``forest.merge_forests``)
+    and can be sharded (``dask.DaskShardedForest``): their trees are independent
+    samples counted by ``n_estimators``. Classes that set it define
+    ``_merge_fitted``."""
+
+    def _spawn_tree_states(self, n_streams, rng=None):
+        """Independent random streams of the trees (``engine.random``), spawned from
+        one seed drawn from ``rng``, by default ``check_random_state(random_state)``
+        (a model that draws more from that generator passes it)."""
+        from sklearn.utils import check_random_state
+
+        from ..engine.random import spawn_states
+
+        if rng is None:
+            rng = check_random_state(self.random_state)
+        return spawn_states(rng.randint(np.iinfo(np.int32).max), n_streams)
+
+    # --------------------------------------------------------------- protocols
+    def __sklearn_is_fitted__(self):
+        """Whether the model holds trees (scikit-learn's ``check_is_fitted`` asks it)."""
+        return "trees_" in self.__dict__
+
+    @classmethod
+    def _merge_fitted(cls, forests, same_stream):
+        """Merge fitted models of this class (see ``forest.merge_forests``, which
+        checks them first); only for classes with ``_mergeable``."""
+        raise TypeError(f"{cls.__name__} models cannot be merged.")
+
+    def _trained_trees(self):
+        """The trees that predictions average over (their number is the model's
+        weight in a merge or among Dask shards): every tree by default."""
+        return self.trees_
+
+    def _partial_fit_validated(self, X, y):
+        """``partial_fit`` of a fitted model on rows its caller has checked (a
+        C-contiguous, finite float64 array of the model's width whose range it has
+        recorded); river calls it one row at a time. The default checks the rows
+        again (``partial_fit``); families with a faster path override it."""
+        return self.partial_fit(X, np.asarray(y))
+
+    def _predict_validated(self, X):
+        """``predict`` on checked rows (see ``_partial_fit_validated``)."""
+        return self.predict(X)
+
+    def _predict_proba_validated(self, X):
+        """``predict_proba`` on checked rows (see ``_partial_fit_validated``)."""
+        return self.predict_proba(X)
 
     @property
     def n_nodes_(self):
@@ -28,7 +85,7 @@ class TreeModelMixin(FeatureScaleMixin, FastPathMixin, VersionedStateMixin):
         sample store, and any other array the model keeps (weights, factors)."""
         check_is_fitted(self, "trees_")
         total = sum(t.nbytes for t in self.trees_)
-        store = getattr(self, "_store", None)
+        store = self._store
         if store is not None:
             total += store.nbytes
         for value in self.__dict__.values():
@@ -48,14 +105,14 @@ class TreeModelMixin(FeatureScaleMixin, FastPathMixin, VersionedStateMixin):
         feature constant so far: ``v`` is stored as it is.
         """
         values = np.atleast_1d(np.asarray(values, dtype=np.float64))
-        store = getattr(self, "_store", None)
+        store = self._store
         if store is not None:
             store.add_features(values)
         for tree in self.trees_:
             tree.add_features(values)
         self.n_features_in_ += values.shape[0]
         self._extend_units(values)
-        if getattr(self, "_feature_range", None) is not None:
+        if self.__dict__.get("_feature_range") is not None:
             self._feature_range = np.hstack([self._feature_range,
                                              np.vstack([values, values])])
 
@@ -88,7 +145,7 @@ class TreeModelMixin(FeatureScaleMixin, FastPathMixin, VersionedStateMixin):
             label = tree.arrays.label
             known = label >= 0
             label[known] = old_to_new[label[known]]
-        store = getattr(self, "_store", None)
+        store = self._store
         if store is not None:
             store.stats = remap(store.stats)
             store.keys[: store.n] = old_to_new[store.keys[: store.n]]

@@ -97,6 +97,11 @@ class FastPathMixin:
             # one-row key arrays, shared between calls (kernels only read keys)
             self._fast_one_key = [np.full(1, k, dtype=np.int64) for k in range(len(classes))]
 
+    def _fast_ready(self):
+        """Whether the parameters were validated since they last changed (the fast
+        path may run)."""
+        return "_fast_params" in self.__dict__
+
     def _fast_table(self):
         """The trees' :class:`~mondrianlearn.engine.tree_table.TreeTable` (columns of
         per-node arrays: the class attribute ``_fast_stats``), or None."""

@@ -194,7 +194,7 @@ def tree_in_raw_units(model, tree):
     """``tree.arrays`` of a tree of ``model`` with boxes and thresholds in the units
     of ``X`` (copies of those arrays; the others are shared), for plots and views."""
     a = tree.arrays
-    units = model._raw_units() if hasattr(model, "_raw_units") else None
+    units = model._raw_units() if isinstance(model, FeatureScaleMixin) else None
     if units is None:
         return a
     threshold = np.where(a.feature >= 0, a.threshold * units[np.maximum(a.feature, 0)],
@@ -230,13 +230,18 @@ class FeatureScaleMixin:
     """
 
     # ----------------------------------------------------------------- state
+    def _feature_scale_setting(self):
+        """The ``feature_scale`` parameter; None (features as they are) for a class
+        that does not declare it among its parameters."""
+        return self.feature_scale if "feature_scale" in self._get_param_names() else None
+
     def _start_units(self, n_features):
         """Units of a new model, before any row is learned (from ``_start_model``).
 
         Raises ValueError for fixed scales of the wrong shape or not positive and
         finite.
         """
-        setting = getattr(self, "feature_scale", None)
+        setting = self._feature_scale_setting()
         self.__dict__.pop("_units_follow_range", None)
         if setting is None:
             self._units = None
@@ -281,6 +286,25 @@ class FeatureScaleMixin:
         if known is None or units is None:
             return known
         return known * units[0]
+
+    def _in_feature_units(self):
+        """Whether the model divides its features by units (``_units`` is set)."""
+        return self.__dict__.get("_units") is not None
+
+    def _raw_range_in_place(self, n_features):
+        """The running range of the features (rows low, high), for a caller that
+        checks rows itself and widens the range in place (the river adapters), or
+        None: no range of ``n_features`` columns yet, or a model in units (which
+        records its range, in units, when it learns)."""
+        if self.__dict__.get("_units") is not None:
+            return None
+        known = self.__dict__.get("_feature_range")
+        if (type(known) is not np.ndarray or known.shape != (2, n_features)
+                or known.dtype != np.float64 or not known.flags.c_contiguous):
+            return None
+        if not known.flags.writeable:
+            known = self._feature_range = known.copy()
+        return known
 
     def _extend_units(self, values):
         """Unit 1 for features first seen now at ``values`` (``_add_features``): the
@@ -479,13 +503,13 @@ class FeatureScaleMixin:
         known = self.__dict__.get("_feature_range")
         if known is not None:
             self._feature_range = known * factors
-        store = getattr(self, "_store", None)
+        store = self._store
         if store is not None and store.n:
             store.X[: store.n] *= factors
         if resample:
             self._resample_trees()
             return
-        for tree in getattr(self, "trees_", ()):
+        for tree in self.trees_:
             a = tree.arrays
             rescale_boxes(a.lower, a.upper, a.threshold, a.feature, tree.n_nodes, factors)
 
@@ -516,6 +540,5 @@ class FeatureScaleMixin:
     def __setstate__(self, state):
         super().__setstate__(state)
         # Models saved before feature units existed were trained on raw features.
-        names = type(self)._get_param_names() if hasattr(type(self), "_get_param_names") else ()
-        if "feature_scale" in names and "feature_scale" not in self.__dict__:
+        if "feature_scale" in self._get_param_names() and "feature_scale" not in self.__dict__:
             object.__setattr__(self, "feature_scale", None)

@@ -60,7 +60,7 @@ def check_extent(estimator, X, *, reset):
         return
     low, high = X.min(axis=0), X.max(axis=0)
     units = None if reset else estimator.__dict__.get("_units")
-    known = None if reset else getattr(estimator, "_feature_range", None)
+    known = None if reset else estimator.__dict__.get("_feature_range")
     if known is not None and known.shape[1] == X.shape[1]:
         if units is not None:
             known = known * units[0]
@@ -216,7 +216,7 @@ def check_classifier_batch(estimator, X, y, sample_weight, classes):
     labels of ``y``, weighted zero or not, join ``classes_`` when the caller learns
     the batch (``TreeModelMixin._merge_new_classes``).
     """
-    first = not hasattr(estimator, "trees_")
+    first = not estimator.__sklearn_is_fitted__()
     if not first and is_empty_batch(X):
         check_empty_batch(estimator, X)
         return None
@@ -243,7 +243,7 @@ def check_regressor_batch(estimator, X, y, sample_weight):
     Returns ``None`` for an empty mini-batch of a fitted model (a no-op), otherwise
     ``(X, y, sample_weight, first)``.
     """
-    first = not hasattr(estimator, "trees_")
+    first = not estimator.__sklearn_is_fitted__()
     if not first and is_empty_batch(X):
         check_empty_batch(estimator, X)
         return None
