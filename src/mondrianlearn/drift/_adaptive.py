@@ -111,6 +111,9 @@ EVENT_NAMES = {K.EVENT_WARNING: "warning", K.EVENT_DRIFT: "drift", K.EVENT_SWAP:
                K.EVENT_CHALLENGE: "challenge"}
 """Names of the events recorded in ``drift_events_``."""
 
+_NO_TARGETS = np.empty(0)
+"""``y``, ``prior`` and ``spread`` of the AMF loop for a classifier (not read)."""
+
 EVENTS_DTYPE = np.dtype([("row", np.int64), ("tree", np.int64), ("kind", "U9")])
 
 
@@ -516,24 +519,22 @@ def _amf_loop(model, state, X, data):
             work = _learn_work(state, X.shape[1],
                                int(table.sizes[:, 0].max()) if resize else 0)
         row, weight, key, target, excess, path, no_samples, forecast_work = work
-        if args[0] == "classifier":
-            keys, weights = data
-            _, step, dirichlet, split_pure, count_first, n_classes, max_nodes = args
-            return K.learn_classifier_slots(
-                table.addresses, table.sizes, X, keys, weights, int(model.n_samples_seen_),
-                position, state.active, state.detectors, state.pair, state.next_challenge,
-                state.scale, state.settings_array, step, dirichlet, split_pure, max_nodes,
-                count_first, n_classes, row, weight, key, excess, path, no_samples)
-        keys, z, weights, prior, spread = data
-        _, step, split_pure, count_first, aggregate, extend, max_nodes = args
         floats, ints, done, _, tree_weights, _, _, prefix = forecast_work
-        return K.learn_regressor_slots(
-            table.addresses, table.sizes, X, keys, z, weights, prior, spread,
+        if args[0] == "classifier":
+            (keys, weights), (y, prior, spread) = data, (_NO_TARGETS,) * 3
+            _, step, dirichlet, split_pure, count_first, n_classes, max_nodes = args
+            aggregate = extend = False
+        else:
+            keys, y, weights, prior, spread = data
+            _, step, split_pure, count_first, aggregate, extend, max_nodes = args
+            dirichlet, n_classes = 0.0, 0
+        return K.learn_amf_slots(
+            table.addresses, table.sizes, X, keys, y, weights, prior, spread,
             int(model.n_samples_seen_), position, state.active, state.detectors, state.pair,
-            state.next_challenge, state.scale, state.settings_array, step, split_pure,
-            max_nodes, count_first, aggregate, extend, row, weight, key, target[0:1],
-            target[1:2], target[2:3], excess, path, no_samples, target[3:4], floats, ints,
-            done, tree_weights, prefix)
+            state.next_challenge, state.scale, state.settings_array, args[0] == "regressor",
+            step, dirichlet, split_pure, max_nodes, count_first, n_classes, aggregate, extend,
+            row, weight, key, target, excess, path, no_samples, floats, ints, done,
+            tree_weights, prefix)
 
     return call
 

@@ -255,13 +255,31 @@ def _after_row(t, loss, background_loss, active, detectors, pair, settings):
     return NO_EVENT
 
 
-@kernel
-def learn_classifier_slots(addresses, sizes, X, keys, weights, row0, position, active,
-                           detectors, pair, next_challenge, scale, settings, step, dirichlet,
-                           split_pure, max_nodes, count_first, n_classes, row, weight, key,
-                           excess, path, no_samples):
-    """Learn the rows of ``X`` in every slot, from row ``position[0]`` and slot
-    ``position[1]`` on (classification).
+@kernel(allocates=True)
+def _learn_amf_one(regression, addresses, sizes, t, X, i, key, target, target_prior,
+                   target_spread, scale, row, weight, step, dirichlet, split_pure, max_nodes,
+                   count_first, n_classes, aggregate, extend, excess, path, no_samples,
+                   forecast, work, prefix):
+    """Tree ``t`` of an AMF learns row ``i``: ``_learn_regressor_one`` or
+    ``_learn_classifier_one``; returns its loss on the row (-1: it was empty)."""
+    if regression:
+        return _learn_regressor_one(addresses, sizes, t, X, i, key, target, target_prior,
+                                    target_spread, scale, row, weight, step, split_pure,
+                                    max_nodes, count_first, excess, path, no_samples,
+                                    aggregate, extend, forecast, work, prefix)
+    return _learn_classifier_one(addresses, sizes, t, X, key, i, scale, row, weight, step,
+                                 dirichlet, split_pure, max_nodes, count_first, n_classes,
+                                 excess, path, no_samples)
+
+
+@kernel(allocates=True)
+def learn_amf_slots(addresses, sizes, X, keys, y, weights, prior, spread, row0, position,
+                    active, detectors, pair, next_challenge, scale, settings, regression,
+                    step, dirichlet, split_pure, max_nodes, count_first, n_classes, aggregate,
+                    extend, row, weight, key, target, excess, path, no_samples, floats, ints,
+                    done, tree_weights, prefix):
+    """Learn the rows of ``X`` in every slot of an AMF, from row ``position[0]`` and
+    slot ``position[1]`` on.
 
     Rows are taken in order and, for each row, the slots in order, so that the
     state of the whole forest at any row does not depend on how the stream was cut
@@ -271,8 +289,16 @@ def learn_classifier_slots(addresses, sizes, X, keys, weights, row0, position, a
     ``EVENT_CHALLENGE``, due before slot ``position[1]`` learns row
     ``position[0]``, that row and slot; for the others, raised by that row in that
     slot, the next slot.
+
+    Classification uses ``keys``, ``dirichlet`` and ``n_classes``; regression
+    (``regression``) ``y`` (relative to the model's offset), ``prior`` and
+    ``spread`` (from ``target_moments``), ``aggregate`` and ``extend`` (how the
+    trees forecast the row to score it) and the forecast work arrays ``floats`` to
+    ``prefix`` (``amf._forest_kernels.prediction_work``); ``target`` holds four
+    floats of work space. The other family's arguments are not read.
     """
     n_trees = addresses.shape[0] // 2
+    work = _work(floats, ints, done, excess, tree_weights)
     n_features = X.shape[1]
     first_slot = position[1]
     for i in range(position[0], X.shape[0]):
@@ -287,65 +313,22 @@ def learn_classifier_slots(addresses, sizes, X, keys, weights, row0, position, a
             if weight[0] <= 0.0:
                 continue
             key[0] = keys[i]
-            loss = _learn_classifier_one(addresses, sizes, t, X, key, i, scale, row, weight,
-                                         step, dirichlet, split_pure, max_nodes, count_first,
-                                         n_classes, excess, path, no_samples)
+            if regression:
+                target[0] = y[i]
+                target[1] = prior[i]
+                target[2] = spread[i]
+            loss = _learn_amf_one(regression, addresses, sizes, t, X, i, key, target[0:1],
+                                  target[1:2], target[2:3], scale, row, weight, step,
+                                  dirichlet, split_pure, max_nodes, count_first, n_classes,
+                                  aggregate, extend, excess, path, no_samples, target[3:4],
+                                  work, prefix)
             background_loss = -1.0
             if active[t] != BG_OFF:
-                background_loss = _learn_classifier_one(
-                    addresses, sizes, n_trees + t, X, key, i, scale, row, weight, step,
-                    dirichlet, split_pure, max_nodes, count_first, n_classes, excess, path,
-                    no_samples)
-            event = _after_row(t, loss, background_loss, active, detectors, pair, settings)
-            if event != NO_EVENT:
-                return event
-        first_slot = 0
-    position[0] = X.shape[0]
-    position[1] = 0
-    return NO_EVENT
-
-
-@kernel(allocates=True)
-def learn_regressor_slots(addresses, sizes, X, keys, y, weights, prior, spread, row0,
-                          position, active, detectors, pair, next_challenge, scale, settings,
-                          step, split_pure, max_nodes, count_first, aggregate, extend, row,
-                          weight, key, target, target_prior, target_spread, excess, path,
-                          no_samples, forecast, floats, ints, done, tree_weights, prefix):
-    """``learn_classifier_slots`` for regression (``y`` relative to the model's
-    offset, ``prior`` and ``spread`` from ``target_moments``; ``target``,
-    ``target_prior``, ``target_spread``, ``forecast``: one-element work arrays;
-    ``floats`` to ``prefix``: those of ``amf._forest_kernels.prediction_work``, for
-    the trees' forecasts)."""
-    n_trees = addresses.shape[0] // 2
-    work = _work(floats, ints, done, excess, tree_weights)
-    n_features = X.shape[1]
-    first_slot = position[1]
-    for i in range(position[0], X.shape[0]):
-        for t in range(first_slot, n_trees):
-            position[0] = i
-            position[1] = t
-            event = _before_row(addresses, sizes, t, n_trees, i, row0, max_nodes, active,
-                                next_challenge, n_features, done)
-            if event != NO_EVENT:
-                return event
-            weight[0] = _row_weight(weights, i, settings[S_BAGGING], rng_at(addresses, t))
-            if weight[0] <= 0.0:
-                continue
-            key[0] = keys[i]
-            target[0] = y[i]
-            target_prior[0] = prior[i]
-            target_spread[0] = spread[i]
-            loss = _learn_regressor_one(addresses, sizes, t, X, i, key, target, target_prior,
-                                        target_spread, scale, row, weight, step, split_pure,
-                                        max_nodes, count_first, excess, path, no_samples,
-                                        aggregate, extend, forecast, work, prefix)
-            background_loss = -1.0
-            if active[t] != BG_OFF:
-                background_loss = _learn_regressor_one(
-                    addresses, sizes, n_trees + t, X, i, key, target, target_prior,
-                    target_spread, scale, row, weight, step, split_pure, max_nodes,
-                    count_first, excess, path, no_samples, aggregate, extend, forecast, work,
-                    prefix)
+                background_loss = _learn_amf_one(
+                    regression, addresses, sizes, n_trees + t, X, i, key, target[0:1],
+                    target[1:2], target[2:3], scale, row, weight, step, dirichlet,
+                    split_pure, max_nodes, count_first, n_classes, aggregate, extend, excess,
+                    path, no_samples, target[3:4], work, prefix)
             event = _after_row(t, loss, background_loss, active, detectors, pair, settings)
             if event != NO_EVENT:
                 return event
@@ -441,7 +424,7 @@ def learn_forest_slots(addresses, sizes, store_X, store_keys, store_stats, ids, 
                        regression, bootstrap, lifetime, pause_pure, min_samples_split,
                        max_nodes, one_hot, gamma, max_depth, excess, path, pending, nodes,
                        reals, classes, forecast, stack):
-    """``learn_classifier_slots`` for the Mondrian forests: the rows are the stored
+    """``learn_amf_slots`` for the Mondrian forests: the rows are the stored
     points ``ids`` (``spread``: the running standard deviation of the scaled target
     up to each of them, for the regression losses). The slots' bookkeeping
     (detectors, challengers, the swap test) is the one of the AMF loops."""
