@@ -205,9 +205,16 @@ def test_replaced_trees_release_their_points(bootstrap):
     state = model._drift_state
     assert state.store_offset >= CHANGE
     assert model._store.n == model.n_samples_seen_ - state.store_offset
-    # Every tree only refers to points still in the store, and each of its
-    # leaves' lists holds as many points as the leaf.
-    for tree in list(model.trees_) + state.background:
+    _check_point_lists(model)
+
+
+def _check_point_lists(model):
+    """Every tree that keeps point lists refers only to points still in the store,
+    and each of its leaves' lists holds as many points as the leaf."""
+    checked = 0
+    for tree in list(model.trees_) + model._drift_state.background:
+        if not tree.keep_samples:
+            continue
         a = tree.arrays
         for leaf in np.flatnonzero(a.left[: tree.n_nodes] < 0):
             count, s = 0, a.leaf_head[leaf]
@@ -216,6 +223,24 @@ def test_replaced_trees_release_their_points(bootstrap):
                 count += 1
                 s = tree.sample_next[s]
             assert count == a.n_points[leaf]
+            checked += 1
+    assert checked > 0
+
+
+def test_drift_switched_on_after_the_store_was_released():
+    """A stationary forest under ``max_nodes`` releases its store once every tree
+    is full; drift adaptation switched on later counts stream rows from there."""
+    X, y = _stream("c", n=6000, change=3000)
+    model = MondrianForestClassifier(n_estimators=3, max_nodes=41, random_state=0)
+    model.fit(X[:2000], y[:2000])
+    assert model._store.n < 2000  # released, then filled again
+    model.set_params(drift="adwin")
+    for start in range(2000, 6000, 250):
+        model.partial_fit(X[start:start + 250], y[start:start + 250])
+        assert model._store.n == model.n_samples_seen_ - model._drift_state.store_offset
+    replaced = model.drift_events_
+    assert np.any(np.isin(replaced["kind"], ["drift", "swap"]) & (replaced["row"] >= 3000))
+    _check_point_lists(model)
 
 
 @pytest.mark.parametrize("Est, task", CASES)

@@ -311,8 +311,10 @@ class DriftState:
 
 
 # ------------------------------------------------------------------ the driver
-def _state(model):
-    """The model's drift state, made (or made again) for its current trees."""
+def _state(model, new_points=0):
+    """The model's drift state, made (or made again) for its current trees
+    (``new_points``: points just added to a Mondrian forest's store, not learned
+    yet)."""
     state = model.__dict__.get("_drift_state")
     n_trees = len(model.trees_)
     n_features = model.trees_[0].arrays.lower.shape[1]
@@ -325,8 +327,12 @@ def _state(model):
                            stores_points=stores_points)
         state.background = [state.new_tree(model.trees_[0], n_features, model._max_nodes_value())
                             for _ in range(n_trees)]
-        # The trees of a Mondrian forest may hold every point stored so far.
-        state.born[:] = 0 if stores_points else model.n_samples_seen_
+        state.born[:] = model.n_samples_seen_
+        if stores_points:
+            # The trees of a Mondrian forest may hold every point in the store,
+            # the latest rows learned (all of them unless it was released).
+            state.store_offset = int(model.n_samples_seen_) - (model._store.n - new_points)
+            state.born[:] = state.store_offset
         model.__dict__["_drift_state"] = state
     _sync(model, state, n_features)
     return state
@@ -494,7 +500,7 @@ def learn_points(model, ids):
     the model's units) with drift adaptation; updates ``n_samples_seen_`` and drops
     the points no tree may need any more. Called by the full path and the fast
     path alike."""
-    state = _state(model)
+    state = _state(model, ids.shape[0])
     state._args = _learning_args(model)
     store = model._store
     n = ids.shape[0]
