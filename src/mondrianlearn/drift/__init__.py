@@ -1,17 +1,19 @@
 """Drift adaptation for the online forests (the estimators' ``drift`` parameter).
 
-``drift="adwin"`` on :class:`~mondrianlearn.AMFClassifier` and
-:class:`~mondrianlearn.AMFRegressor` (and their river adapters) makes the forest
-follow a stream that changes: each tree's online loss feeds ADWIN
+``drift="adwin"`` on :class:`~mondrianlearn.AMFClassifier`,
+:class:`~mondrianlearn.AMFRegressor`, :class:`~mondrianlearn.MondrianForestClassifier`
+and :class:`~mondrianlearn.MondrianForestRegressor` (and their river adapters) makes
+the forest follow a stream that changes: each tree's online loss feeds ADWIN
 detectors that start background trees and swap them in; scheduled challengers
 replace trees that a background tree beats; new AMF trees cut the features that
 the forest currently finds useful more often. See :mod:`mondrianlearn.drift._adaptive`
 for the mechanism and why it was chosen, and ``benchmarks/bench_drift.py`` for the
 measurements. The estimators then record what happened in ``drift_events_``.
 
-The estimators call :func:`learn`, :func:`learn_fast`, :func:`predict_fast` and
-:func:`rows_for`; :func:`drift_event_markers` and :func:`mark_drift_events` draw
-the events on a progressive-metric plot.
+AMF calls :func:`learn`, :func:`learn_fast`, :func:`predict_fast` and
+:func:`rows_for`, the Mondrian forests :func:`learn_points`;
+:func:`drift_event_markers` and :func:`mark_drift_events` draw the events on a
+progressive-metric plot.
 """
 
 from ._adaptive import (
@@ -20,10 +22,11 @@ from ._adaptive import (
                         drift_settings,
                         learn,
                         learn_fast,
+                        learn_points,
                         predict_fast,
                         rows_for,
 )
 from ._plot import drift_event_markers, mark_drift_events
 
 __all__ = ["DEFAULTS", "EVENTS_DTYPE", "drift_settings", "learn", "learn_fast",
-           "predict_fast", "rows_for", "drift_event_markers", "mark_drift_events"]
+           "learn_points", "predict_fast", "rows_for", "drift_event_markers", "mark_drift_events"]

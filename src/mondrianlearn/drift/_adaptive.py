@@ -31,6 +31,30 @@ for its values). The mechanism, per tree slot of the forest:
   ``weight_floor`` so that every feature keeps being cut and a feature that
   becomes useful after a drift is found again.
 
+**Mondrian forests.** The same slots, detectors, challengers and swap test drive
+:class:`~mondrianlearn.MondrianForestClassifier` and
+:class:`~mondrianlearn.MondrianForestRegressor` (``learn_points``). Their trees
+keep their points in the forest's shared sample store (paused leaves are
+re-sampled from them), so the choices differ:
+
+- a tree grows point by point from its first point, in ``fit`` too (a background
+  tree starts empty and learns the points that follow its start; by
+  projectivity, without a node budget, a tree grown online has the law of one
+  sampled in batch on the same points);
+- no feature weights: every tree reads the rows as they are, so that the
+  foreground trees are a plain Mondrian forest and predict through the
+  estimators' own paths;
+- points that no tree may need any more are dropped from the store
+  (``_forget_points``): those older than every tree that keeps point lists, a
+  tree full under ``max_nodes`` keeping none (it never re-samples a leaf). A
+  replaced tree therefore releases its points, and under ``max_nodes`` the store
+  holds the points since the oldest tree still growing;
+- new feature units (``feature_scale="range"``) rescale the trees in place, the
+  background trees included, instead of sampling them afresh on all stored
+  points (which would undo the adaptation);
+- the forest's own ``bootstrap`` is its online bagging (the ``bagging`` setting
+  is AMF's).
+
 The stationary models are unchanged when ``drift`` is ``None``: none of this code
 runs. Slots are learned independently (each in its own compiled loop), so the
 result does not depend on ``n_jobs``; events that change trees (a background
@@ -42,7 +66,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..engine.random import spawn_states
-from ..engine.tree import TreeState
+from ..engine.tree import META_MAX_LEAF_POINTS, UNBOUNDED, TreeState
 from ..engine.tree_table import TreeTable
 from ..utils.persistence import IncompatibleModelError
 from . import _kernels as K
@@ -86,6 +110,9 @@ or no better."""
 EVENT_NAMES = {K.EVENT_WARNING: "warning", K.EVENT_DRIFT: "drift", K.EVENT_SWAP: "swap",
                K.EVENT_CHALLENGE: "challenge"}
 """Names of the events recorded in ``drift_events_``."""
+
+_NO_TARGETS = np.empty(0)
+"""``y``, ``prior`` and ``spread`` of the AMF loop for a classifier (not read)."""
 
 EVENTS_DTYPE = np.dtype([("row", np.int64), ("tree", np.int64), ("kind", "U9")])
 
@@ -146,6 +173,9 @@ class DriftState:
     uses_weights : bool
         Whether new trees get feature weights (AMF; not the Mondrian forests,
         whose trees share a store of points).
+    stores_points : bool
+        Whether the trees keep lists of points of the model's sample store
+        (Mondrian forests).
 
     Attributes
     ----------
@@ -161,15 +191,24 @@ class DriftState:
     scale : ndarray of shape (2 * n_trees, n_features)
         Feature weights of the foreground trees, then of the background trees.
     born : ndarray of shape (2 * n_trees,), int64
-        Row at which each tree started.
+        Row at which each tree started (the first row it learned).
+    store_offset : int
+        Stream row of the first point of the model's sample store (points before
+        it were dropped, ``_forget_points``).
+    moments : ndarray of shape (3,)
+        Running moments of the scaled targets (Mondrian forest regressors: the
+        unit of the trees' losses).
     events : ndarray of shape (capacity, 3), int64
         ``(row, slot, event code)`` of the first ``n_events`` events (the array
         doubles when full: recording an event costs O(1) amortised).
     n_events : int
     """
 
-    def __init__(self, settings, n_trees, n_features, seed, uses_weights):
+    def __init__(self, settings, n_trees, n_features, seed, uses_weights, stores_points=False):
         self.format = DRIFT_STATE_FORMAT
+        self.stores_points = bool(stores_points)
+        self.store_offset = 0
+        self.moments = np.zeros(3)
         self.settings = dict(settings)
         self.uses_weights = bool(uses_weights) and bool(settings["feature_weights"])
         self.rng = spawn_states(int(seed), 1)[0]
@@ -220,6 +259,9 @@ class DriftState:
             raise IncompatibleModelError(
                 f"This model's drift state has format {state.get('format')}; this "
                 f"mondrian-learn reads format {DRIFT_STATE_FORMAT}. Refit the model.")
+        state.setdefault("stores_points", False)  # saved by AMF before the forests had it
+        state.setdefault("store_offset", 0)
+        state.setdefault("moments", np.zeros(3))
         self.__dict__.update(state)
         self._reset_scratch()
 
@@ -231,7 +273,8 @@ class DriftState:
         stats = {name: np.zeros((capacity,) + array.shape[1:])
                  for name, array in template.node_stats.items()}
         return TreeState(n_features, K.child_stream(self.rng), stats,
-                         keep_samples=template.keep_samples, capacity=capacity,
+                         keep_samples=self.stores_points or template.keep_samples,
+                         capacity=capacity,
                          count_multiplicity=template.sample_mult.shape[0] > 0)
 
     def record(self, row, slot, event):
@@ -268,19 +311,28 @@ class DriftState:
 
 
 # ------------------------------------------------------------------ the driver
-def _state(model):
-    """The model's drift state, made (or made again) for its current trees."""
+def _state(model, new_points=0):
+    """The model's drift state, made (or made again) for its current trees
+    (``new_points``: points just added to a Mondrian forest's store, not learned
+    yet)."""
     state = model.__dict__.get("_drift_state")
     n_trees = len(model.trees_)
     n_features = model.trees_[0].arrays.lower.shape[1]
     if (state is None or model.n_samples_seen_ == 0 or state.n_trees != n_trees
             or state.settings != drift_settings(model.drift)):
         seed = int(model.trees_[0].rng_state[0] % np.uint64(2**31 - 1))
+        stores_points = "_store" in model.__dict__
         state = DriftState(drift_settings(model.drift), n_trees, n_features, seed,
-                           uses_weights="log_weight" in model.trees_[0].node_stats)
+                           uses_weights="log_weight" in model.trees_[0].node_stats,
+                           stores_points=stores_points)
         state.background = [state.new_tree(model.trees_[0], n_features, model._max_nodes_value())
                             for _ in range(n_trees)]
         state.born[:] = model.n_samples_seen_
+        if stores_points:
+            # The trees of a Mondrian forest may hold every point in the store,
+            # the latest rows learned (all of them unless it was released).
+            state.store_offset = int(model.n_samples_seen_) - (model._store.n - new_points)
+            state.born[:] = state.store_offset
         model.__dict__["_drift_state"] = state
     _sync(model, state, n_features)
     return state
@@ -309,11 +361,12 @@ def _sync(model, state, n_features):
     if classes is not None:
         if state.classes is not None and not np.array_equal(state.classes, classes):
             where = np.searchsorted(classes, state.classes)
+            name = "stats" if state.stores_points else "counts"
             for tree in state.background:
-                old = tree.node_stats["counts"]
+                old = tree.node_stats[name]
                 new = np.zeros((old.shape[0], len(classes)))
                 new[:, where] = old[:, : len(where)]
-                tree.node_stats["counts"] = new
+                tree.node_stats[name] = new
                 known = tree.arrays.label >= 0
                 tree.arrays.label[known] = where[tree.arrays.label[known]]
             args = state._args
@@ -325,7 +378,17 @@ def _sync(model, state, n_features):
         current = np.asarray(units, dtype=np.float64)[0].copy()
         if state.units is not None and state.units.shape == current.shape:
             ratio = current / state.units
-            if not np.all(ratio == 1.0):
+            if not np.all(ratio == 1.0) and state.stores_points:
+                # The estimator rescaled its foreground trees and its store to the
+                # new units: the background trees follow.
+                from ..utils.feature_scale import rescale_boxes
+
+                factors = np.ascontiguousarray(1.0 / ratio)
+                for tree in state.background:
+                    a = tree.arrays
+                    rescale_boxes(a.lower, a.upper, a.threshold, a.feature, tree.n_nodes,
+                                  factors)
+            elif not np.all(ratio == 1.0):
                 # The estimator rescaled its foreground trees to the new units; a
                 # background tree keeps its coordinates through its weights.
                 state.scale[state.n_trees:] *= ratio
@@ -345,8 +408,8 @@ def _table(model, state):
 
 
 def _learn_work(state, n_features, capacity):
-    """Work arrays of the learning loops: ``(row, weight, key, target (4 floats),
-    excess, path, no_samples, position, forecast work)`` for trees of up to
+    """Work arrays of the AMF learning loops: ``(row, weight, key, target (4
+    floats), excess, path, no_samples, forecast work)`` for trees of up to
     ``capacity`` nodes (the last: ``amf._forest_kernels.prediction_work``, used by
     the regressors)."""
     from ..amf._forest_kernels import prediction_work
@@ -356,18 +419,38 @@ def _learn_work(state, n_features, capacity):
     state._learn_work = (
         np.empty((1, n_features)), np.empty(1), np.empty(1, dtype=np.int64), np.empty(4),
         np.empty(n_features), np.empty(n_nodes, dtype=np.int64), np.empty(0, dtype=np.int64),
-        np.zeros(2, dtype=np.int64), forecast_work)
+        forecast_work)
+    return state._learn_work
+
+
+def _forest_work(state, n_features, n_outputs, capacity):
+    """Work arrays of the Mondrian forests' loop: ``(excess, path, pending, nodes,
+    reals, classes, forecast, stack)`` for trees of up to ``capacity`` nodes and
+    ``n_outputs`` classes (0: regression)."""
+    n_nodes = max(capacity, 1024) + 1
+    state._learn_work = (
+        np.empty(n_features), np.empty(n_nodes, dtype=np.int64),
+        np.full(1, -1, dtype=np.int64), np.empty(n_nodes, dtype=np.int64),
+        np.empty((3, n_nodes)), np.empty((3, max(n_outputs, 1))),
+        np.zeros((1, max(n_outputs, 1))), np.zeros((2, 3), dtype=np.int64))
     return state._learn_work
 
 
 def _learning_args(model):
     """The arguments of the per-tree kernels, as the model's parameters give them
     (the node budget last). Also sets the online-bagging rate."""
+    max_nodes = model._max_nodes_value()
+    state = model._drift_state
+    if state.stores_points:
+        lifetime, pause_pure, mss, bootstrap, _, one_hot = model._learning_settings()
+        classes = model.__dict__.get("classes_")
+        return ("forest", 0 if classes is None else len(classes), bool(bootstrap),
+                float(lifetime), bool(pause_pure), int(mss), bool(one_hot),
+                float(model._gamma()) if classes is not None else 0.0,
+                int(model._max_depth_value()), max_nodes)
     step = float(model.step)
     split_pure = bool(model.split_pure)
-    max_nodes = model._max_nodes_value()
     count_first = model._count_first()
-    state = model._drift_state
     state.settings_array[K.S_BAGGING] = (1.0 if getattr(model, "bootstrap", False)
                                          else state.settings["bagging"])
     if "counts" in model.trees_[0].node_stats:
@@ -378,7 +461,7 @@ def _learning_args(model):
 
 
 def learn(model, X, data):
-    """Learn checked rows (in the model's units) with drift adaptation.
+    """Learn checked rows (in the model's units) with drift adaptation (AMF).
 
     ``data``: ``(keys, weights)`` for a classifier, ``(keys, z, weights, prior,
     spread)`` for a regressor (``prior`` and ``spread`` from ``target_moments``),
@@ -387,7 +470,7 @@ def learn(model, X, data):
     """
     state = _state(model)
     state._args = _learning_args(model)
-    _run(model, state, X, data)
+    _run(model, state, X.shape[0], _amf_loop(model, state, X, data))
 
 
 def learn_fast(model, X, data):
@@ -395,7 +478,7 @@ def learn_fast(model, X, data):
     and, for a regressor, the running moments of the target updated. Returns
     False, with nothing changed, when the rows are refused."""
     state = model.__dict__.get("_drift_state")
-    if state is None or state._args is None:
+    if state is None or state._args is None or state.stores_points:
         return False
     if state._args[0] == "regressor":
         keys, z, weights, prior, spread = data
@@ -408,48 +491,99 @@ def learn_fast(model, X, data):
         # Classes and units change only in the full path; features may be added
         # between calls (river).
         _sync(model, state, X.shape[1])
-    _run(model, state, X, data)
+    _run(model, state, X.shape[0], _amf_loop(model, state, X, data))
     return True
 
 
-def _run(model, state, X, data):
-    n_rows = X.shape[0]
+def learn_points(model, ids):
+    """Learn the points ``ids`` of a Mondrian forest's sample store (just added, in
+    the model's units) with drift adaptation; updates ``n_samples_seen_`` and drops
+    the points no tree may need any more. Called by the full path and the fast
+    path alike."""
+    state = _state(model, ids.shape[0])
+    state._args = _learning_args(model)
+    store = model._store
+    n = ids.shape[0]
+    spread = np.zeros(n)
+    if state._args[1] == 0:  # regression: the running spread of the scaled targets
+        weights = store.stats[ids, 0]
+        z = store.stats[ids, 1] / weights
+        K.running_target_moments(z, weights, state.moments, np.empty(n), spread)
+    _run(model, state, n, _forest_loop(model, state, ids, spread))
+    _forget_points(model, state)
+
+
+def _amf_loop(model, state, X, data):
+    """``call(table, position, resize)`` running the AMF slots' loop from
+    ``position`` (``resize``: the work arrays must grow first); returns its
+    event."""
+    args = state._args
+
+    def call(table, position, resize):
+        work = state._learn_work
+        if resize or work is None or work[0].shape[1] != X.shape[1]:
+            work = _learn_work(state, X.shape[1],
+                               int(table.sizes[:, 0].max()) if resize else 0)
+        row, weight, key, target, excess, path, no_samples, forecast_work = work
+        floats, ints, done, _, tree_weights, _, _, prefix = forecast_work
+        if args[0] == "classifier":
+            (keys, weights), (y, prior, spread) = data, (_NO_TARGETS,) * 3
+            _, step, dirichlet, split_pure, count_first, n_classes, max_nodes = args
+            aggregate = extend = False
+        else:
+            keys, y, weights, prior, spread = data
+            _, step, split_pure, count_first, aggregate, extend, max_nodes = args
+            dirichlet, n_classes = 0.0, 0
+        return K.learn_amf_slots(
+            table.addresses, table.sizes, X, keys, y, weights, prior, spread,
+            int(model.n_samples_seen_), position, state.active, state.detectors, state.pair,
+            state.next_challenge, state.scale, state.settings_array, args[0] == "regressor",
+            step, dirichlet, split_pure, max_nodes, count_first, n_classes, aggregate, extend,
+            row, weight, key, target, excess, path, no_samples, floats, ints, done,
+            tree_weights, prefix)
+
+    return call
+
+
+def _forest_loop(model, state, ids, spread):
+    """``_amf_loop`` for the Mondrian forests (the rows: the stored points
+    ``ids``)."""
+    store = model._store
+    (_, n_classes, bootstrap, lifetime, pause_pure, mss, one_hot, gamma, max_depth,
+     max_nodes) = state._args
+    n_features = store.X.shape[1]
+
+    def call(table, position, resize):
+        work = state._learn_work
+        if (resize or work is None or work[0].shape[0] != n_features
+                or work[6].shape[1] != max(n_classes, 1)):
+            work = _forest_work(state, n_features, n_classes,
+                                int(table.sizes[:, 0].max()) if resize else 0)
+        return K.learn_forest_slots(
+            table.addresses, table.sizes, store.X, store.keys, store.stats, ids, spread,
+            int(model.n_samples_seen_), position, state.active, state.detectors, state.pair,
+            state.next_challenge, state.settings_array, store.stats.shape[1], n_classes == 0,
+            bootstrap, lifetime, pause_pure, mss, max_nodes, one_hot, gamma, max_depth,
+            *work)
+
+    return call
+
+
+def _run(model, state, n_rows, call):
+    """Run a slots' loop over ``n_rows`` rows (``call``, from ``_amf_loop`` or
+    ``_forest_loop``), handling the events it stops at."""
     if n_rows == 0:
         return
     row0 = int(model.n_samples_seen_)
-    args = state._args
-    max_nodes = args[-1]
-    settings = state.settings_array
-    work = state._learn_work
-    if work is None or work[0].shape[1] != X.shape[1]:
-        work = _learn_work(state, X.shape[1], 0)
-    work[7][:] = 0
+    max_nodes = state._args[-1]
+    position = np.zeros(2, dtype=np.int64)
+    resize = False
     while True:
-        table = _table(model, state)
-        row, weight, key, target, excess, path, no_samples, position, forecast_work = work
-        if args[0] == "classifier":
-            keys, weights = data
-            _, step, dirichlet, split_pure, count_first, n_classes, _ = args
-            event = K.learn_classifier_slots(
-                table.addresses, table.sizes, X, keys, weights, row0, position, state.active,
-                state.detectors, state.pair, state.next_challenge, state.scale, settings, step,
-                dirichlet, split_pure, max_nodes, count_first, n_classes, row, weight, key,
-                excess, path, no_samples)
-        else:
-            keys, z, weights, prior, spread = data
-            _, step, split_pure, count_first, aggregate, extend, _ = args
-            floats, ints, done, _, tree_weights, _, _, prefix = forecast_work
-            event = K.learn_regressor_slots(
-                table.addresses, table.sizes, X, keys, z, weights, prior, spread, row0,
-                position, state.active, state.detectors, state.pair, state.next_challenge,
-                state.scale, settings, step, split_pure, max_nodes, count_first, aggregate,
-                extend, row, weight, key, target[0:1], target[1:2], target[2:3], excess, path,
-                no_samples, target[3:4], floats, ints, done, tree_weights, prefix)
+        event = call(_table(model, state), position, resize)
+        resize = event == K.EVENT_WORK
         if event == K.NO_EVENT:
             break
-        if event == K.EVENT_WORK:
-            work = _learn_work(state, X.shape[1], int(table.sizes[:, 0].max()))
-            work[7][:] = position
+        if resize:
             continue
         _handle(model, state, int(position[1]), event, row0 + int(position[0]), max_nodes)
         if event != K.EVENT_GROW and event != K.EVENT_CHALLENGE:
@@ -460,7 +594,16 @@ def _run(model, state, X, data):
     model.__dict__["n_samples_seen_"] = row0 + n_rows
 
 
-def _grow(tree, max_nodes):
+def _grow(model, state, tree, max_nodes):
+    if state.stores_points:
+        # Room for the stored points' links and for one point with the
+        # re-sampling of the largest paused leaf (``drift._kernels``).
+        tree.ensure_sample_capacity(model._store.n)
+        needed = tree.n_nodes + 2 * int(tree.arrays.meta[META_MAX_LEAF_POINTS]) + 6
+        if needed > tree.capacity:
+            tree.ensure_node_capacity(max(needed, tree.capacity * 2), limit=max_nodes,
+                                      renumber=True)
+        return
     n_nodes = tree.n_nodes
     if n_nodes + 3 > tree.capacity:
         # Doubling: the trees started during a stream are many and start small.
@@ -469,6 +612,43 @@ def _grow(tree, max_nodes):
         # into calls gives the same forest.
         tree.ensure_node_capacity(max(n_nodes + 66, tree.capacity * 2), limit=max_nodes,
                                   renumber=True)
+
+
+def _forget_points(model, state):
+    """Drop the stored points that no tree may need any more (see the module
+    docstring): the points before the first one of the oldest tree that keeps
+    point lists, once they are at least half of the store (so that the copies
+    cost O(1) per point). A tree full under ``max_nodes`` stops keeping lists."""
+    store = model._store
+    max_nodes = model._max_nodes_value()
+    n = state.n_trees
+    trees = list(model.trees_) + state.background
+    first = store.n
+    for k, tree in enumerate(trees):
+        if not tree.keep_samples:
+            continue
+        if max_nodes < UNBOUNDED and tree.n_nodes + 2 > max_nodes:
+            tree.sample_next = tree.sample_next[:0]  # it never re-samples a leaf again
+            tree.keep_samples = False
+            continue
+        if k >= n and state.active[k - n] == K.BG_OFF:
+            continue  # an idle background tree: empty
+        first = min(first, int(state.born[k]) - state.store_offset)
+    if first <= 0 or 2 * first < store.n:
+        return
+    keep = store.n - first
+    capacity = max(16, 2 * keep)
+    for name in ("X", "keys", "stats"):
+        old = getattr(store, name)
+        new = np.zeros((capacity,) + old.shape[1:], dtype=old.dtype)
+        new[:keep] = old[first:store.n]
+        setattr(store, name, new)
+    store.n = keep
+    state.store_offset += first
+    for tree in trees:
+        if tree.sample_next.shape[0] or tree.sample_mult.shape[0]:
+            K.shift_sample_ids(tree.arrays.leaf_head, tree.n_nodes, tree.sample_next,
+                               tree.sample_mult, first)
 
 
 def _feature_weights(model, state, row):
@@ -535,9 +715,9 @@ def _replace_foreground(model, state, t, row):
 def _handle(model, state, t, event, row, max_nodes):
     """Act on the event of slot ``t`` at stream row ``row`` (see ``drift._kernels``)."""
     if event == K.EVENT_GROW:
-        _grow(model.trees_[t], max_nodes)
+        _grow(model, state, model.trees_[t], max_nodes)
         if state.active[t] != K.BG_OFF:
-            _grow(state.background[t], max_nodes)
+            _grow(model, state, state.background[t], max_nodes)
         return
     if event == K.EVENT_CHALLENGE:
         age = row - int(state.born[t])

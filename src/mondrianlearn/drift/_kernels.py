@@ -23,6 +23,13 @@ probabilities their leaves give it), so the loss ``1 - exp(change / (step * w))`
 the absolute loss of that probability, costs nothing beyond learning the row. (For
 a regressor the same change is dominated by the best pruning when ``step`` is
 large, so the tree forecasts the row first, see ``_learn_regressor_one``.)
+
+The Mondrian forests (``learn_forest_slots``) run the same loop over the points of
+the forest's sample store: a tree forecasts the point (its smoothed class
+probabilities, or its predictive mean) and is extended with it by the forests' own
+online kernel (``forest._additive._extend_points``); its loss is one minus the
+probability of the point's label, or the absolute error in units of three running
+standard deviations of the target, capped at 1.
 """
 
 import numpy as np
@@ -32,17 +39,25 @@ from ..amf._kernels import _learn_classifier_rows, _learn_regressor_rows, target
 from ..amf._path_sums import _proba_rows, _value_rows
 from ..engine._jit import kernel
 from ..engine.random import next_uint64, poisson
-from ..engine.tree import META_N_NODES, META_ROOT
+from ..engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT
 from ..engine.tree_table import (
+    COLUMN_SAMPLE_MULT,
+    COLUMN_SAMPLE_NEXT,
     COLUMN_STATS,
     SIZE_NODES,
+    SIZE_SAMPLE_MULT,
+    SIZE_SAMPLE_NEXT,
     accept_rows,
     finite_rows,
     float_matrix_at,
     float_vector_at,
+    int_vector_at,
     rng_at,
     tree_at,
 )
+from ..forest._additive import _extend_points, sample_tree
+from ..forest._smoothing import _moments_rows
+from ..forest._smoothing import _proba_rows as _forest_proba_rows
 from ._detectors import adwin_reset, adwin_update
 
 NO_EVENT = 0
@@ -178,6 +193,14 @@ def _learn_regressor_one(addresses, sizes, t, X, i, key, target, prior, spread, 
 
 
 @kernel
+def _challenge_due(t, i, row0, next_challenge):
+    """Whether slot ``t`` starts a challenger before row ``i``: due whether or not a
+    background tree learns (one that has not beaten the foreground tree by now
+    gives way to a new one)."""
+    return 0 <= next_challenge[t] <= row0 + i
+
+
+@kernel
 def _before_row(addresses, sizes, t, n_trees, i, row0, max_nodes, active, next_challenge,
                 n_features, path):
     """The event that stops slot ``t`` before row ``i``, or ``NO_EVENT``."""
@@ -186,9 +209,7 @@ def _before_row(addresses, sizes, t, n_trees, i, row0, max_nodes, active, next_c
         return EVENT_GROW
     if sizes[t, SIZE_NODES] > path.shape[0]:
         return EVENT_WORK
-    if 0 <= next_challenge[t] <= row0 + i:
-        # Due whether or not a background tree learns: one that has not beaten
-        # the foreground tree by now gives way to a new one.
+    if _challenge_due(t, i, row0, next_challenge):
         return EVENT_CHALLENGE
     if active[t] != BG_OFF:
         background = tree_at(addresses, sizes, n_trees + t, n_features)
@@ -234,13 +255,31 @@ def _after_row(t, loss, background_loss, active, detectors, pair, settings):
     return NO_EVENT
 
 
-@kernel
-def learn_classifier_slots(addresses, sizes, X, keys, weights, row0, position, active,
-                           detectors, pair, next_challenge, scale, settings, step, dirichlet,
-                           split_pure, max_nodes, count_first, n_classes, row, weight, key,
-                           excess, path, no_samples):
-    """Learn the rows of ``X`` in every slot, from row ``position[0]`` and slot
-    ``position[1]`` on (classification).
+@kernel(allocates=True)
+def _learn_amf_one(regression, addresses, sizes, t, X, i, key, target, target_prior,
+                   target_spread, scale, row, weight, step, dirichlet, split_pure, max_nodes,
+                   count_first, n_classes, aggregate, extend, excess, path, no_samples,
+                   forecast, work, prefix):
+    """Tree ``t`` of an AMF learns row ``i``: ``_learn_regressor_one`` or
+    ``_learn_classifier_one``; returns its loss on the row (-1: it was empty)."""
+    if regression:
+        return _learn_regressor_one(addresses, sizes, t, X, i, key, target, target_prior,
+                                    target_spread, scale, row, weight, step, split_pure,
+                                    max_nodes, count_first, excess, path, no_samples,
+                                    aggregate, extend, forecast, work, prefix)
+    return _learn_classifier_one(addresses, sizes, t, X, key, i, scale, row, weight, step,
+                                 dirichlet, split_pure, max_nodes, count_first, n_classes,
+                                 excess, path, no_samples)
+
+
+@kernel(allocates=True)
+def learn_amf_slots(addresses, sizes, X, keys, y, weights, prior, spread, row0, position,
+                    active, detectors, pair, next_challenge, scale, settings, regression,
+                    step, dirichlet, split_pure, max_nodes, count_first, n_classes, aggregate,
+                    extend, row, weight, key, target, excess, path, no_samples, floats, ints,
+                    done, tree_weights, prefix):
+    """Learn the rows of ``X`` in every slot of an AMF, from row ``position[0]`` and
+    slot ``position[1]`` on.
 
     Rows are taken in order and, for each row, the slots in order, so that the
     state of the whole forest at any row does not depend on how the stream was cut
@@ -250,8 +289,16 @@ def learn_classifier_slots(addresses, sizes, X, keys, weights, row0, position, a
     ``EVENT_CHALLENGE``, due before slot ``position[1]`` learns row
     ``position[0]``, that row and slot; for the others, raised by that row in that
     slot, the next slot.
+
+    Classification uses ``keys``, ``dirichlet`` and ``n_classes``; regression
+    (``regression``) ``y`` (relative to the model's offset), ``prior`` and
+    ``spread`` (from ``target_moments``), ``aggregate`` and ``extend`` (how the
+    trees forecast the row to score it) and the forecast work arrays ``floats`` to
+    ``prefix`` (``amf._forest_kernels.prediction_work``); ``target`` holds four
+    floats of work space. The other family's arguments are not read.
     """
     n_trees = addresses.shape[0] // 2
+    work = _work(floats, ints, done, excess, tree_weights)
     n_features = X.shape[1]
     first_slot = position[1]
     for i in range(position[0], X.shape[0]):
@@ -266,15 +313,22 @@ def learn_classifier_slots(addresses, sizes, X, keys, weights, row0, position, a
             if weight[0] <= 0.0:
                 continue
             key[0] = keys[i]
-            loss = _learn_classifier_one(addresses, sizes, t, X, key, i, scale, row, weight,
-                                         step, dirichlet, split_pure, max_nodes, count_first,
-                                         n_classes, excess, path, no_samples)
+            if regression:
+                target[0] = y[i]
+                target[1] = prior[i]
+                target[2] = spread[i]
+            loss = _learn_amf_one(regression, addresses, sizes, t, X, i, key, target[0:1],
+                                  target[1:2], target[2:3], scale, row, weight, step,
+                                  dirichlet, split_pure, max_nodes, count_first, n_classes,
+                                  aggregate, extend, excess, path, no_samples, target[3:4],
+                                  work, prefix)
             background_loss = -1.0
             if active[t] != BG_OFF:
-                background_loss = _learn_classifier_one(
-                    addresses, sizes, n_trees + t, X, key, i, scale, row, weight, step,
-                    dirichlet, split_pure, max_nodes, count_first, n_classes, excess, path,
-                    no_samples)
+                background_loss = _learn_amf_one(
+                    regression, addresses, sizes, n_trees + t, X, i, key, target[0:1],
+                    target[1:2], target[2:3], scale, row, weight, step, dirichlet,
+                    split_pure, max_nodes, count_first, n_classes, aggregate, extend, excess,
+                    path, no_samples, target[3:4], work, prefix)
             event = _after_row(t, loss, background_loss, active, detectors, pair, settings)
             if event != NO_EVENT:
                 return event
@@ -284,54 +338,155 @@ def learn_classifier_slots(addresses, sizes, X, keys, weights, row0, position, a
     return NO_EVENT
 
 
-@kernel(allocates=True)
-def learn_regressor_slots(addresses, sizes, X, keys, y, weights, prior, spread, row0,
-                          position, active, detectors, pair, next_challenge, scale, settings,
-                          step, split_pure, max_nodes, count_first, aggregate, extend, row,
-                          weight, key, target, target_prior, target_spread, excess, path,
-                          no_samples, forecast, floats, ints, done, tree_weights, prefix):
-    """``learn_classifier_slots`` for regression (``y`` relative to the model's
-    offset, ``prior`` and ``spread`` from ``target_moments``; ``target``,
-    ``target_prior``, ``target_spread``, ``forecast``: one-element work arrays;
-    ``floats`` to ``prefix``: those of ``amf._forest_kernels.prediction_work``, for
-    the trees' forecasts)."""
+# ------------------------------------------------------------- Mondrian forests
+@kernel
+def _forest_tree_ready(addresses, sizes, t, n_features, n_stored, max_nodes, nodes):
+    """``EVENT_GROW`` when tree ``t`` of a Mondrian forest needs more storage before
+    its next point (sample links or multiplicities for the stored points, or node
+    room for one point and the re-sampling of its largest paused leaf, as
+    ``forest._additive.room_for_one_point``, unless its budget is reached),
+    ``EVENT_WORK`` when it outgrew the work arrays, else ``NO_EVENT``."""
+    links, mult = sizes[t, SIZE_SAMPLE_NEXT], sizes[t, SIZE_SAMPLE_MULT]
+    if (links > 0 and links < n_stored) or (mult > 0 and mult < n_stored):
+        return EVENT_GROW
+    capacity = sizes[t, SIZE_NODES]
+    tree = tree_at(addresses, sizes, t, n_features)
+    needed = tree.meta[META_N_NODES] + 2 * tree.meta[META_MAX_LEAF_POINTS] + 6
+    if capacity < max_nodes and needed > capacity:
+        return EVENT_GROW
+    if capacity + 1 > nodes.shape[0]:
+        return EVENT_WORK
+    return NO_EVENT
+
+
+@kernel
+def _learn_forest_one(addresses, sizes, t, store_X, store_keys, store_stats, ids, i, n_stats,
+                      regression, spread, bootstrap, lifetime, pause_pure,
+                      min_samples_split, max_nodes, one_hot, gamma, max_depth, excess, path,
+                      pending, nodes, reals, classes, forecast, stack):
+    """Tree ``t`` of a Mondrian forest forecasts the stored point ``ids[i]``, then
+    is extended with it; returns its loss on the point, or -1 when the tree was
+    empty (the point then plants its root). Its storage was checked by
+    ``_forest_tree_ready``, so the extension never stops half-way."""
+    n_features = store_X.shape[1]
+    tree = tree_at(addresses, sizes, t, n_features)
+    capacity = sizes[t, SIZE_NODES]
+    stats = float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_stats)
+    sample_next = int_vector_at(addresses, t, COLUMN_SAMPLE_NEXT, sizes[t, SIZE_SAMPLE_NEXT])
+    sample_mult = float_vector_at(addresses, t, COLUMN_SAMPLE_MULT, sizes[t, SIZE_SAMPLE_MULT])
+    rng = rng_at(addresses, t)
+    s = ids[i]
+    point = ids[i:i + 1]
+    if tree.meta[META_N_NODES] == 0:
+        # The first point of the tree is its root (``_sample_tree_batch`` on one
+        # point, with its multiplicity drawn first under ``bootstrap``).
+        if bootstrap:
+            k = poisson(rng, 1.0)
+            sample_mult[s] = k
+            if k == 0:
+                return -1.0
+        tree.meta[META_N_NODES] = 1
+        tree.meta[META_ROOT] = 0
+        tree.meta[META_MAX_LEAF_POINTS] = 0
+        tree.parent[0] = -1
+        stack[0, 0] = 0
+        stack[0, 1] = 0
+        stack[0, 2] = 1
+        pending[0] = s
+        sample_tree(tree, store_X, store_keys, store_stats, stats, sample_next, sample_mult,
+                    pending, stack, 1, lifetime, True, pause_pure, min_samples_split, rng)
+        pending[0] = -1
+        return -1.0
+    x = store_X[s:s + 1]
+    if regression:
+        _moments_rows(tree, stats, reals[0, :0], x, max_depth, forecast[0], forecast[0],
+                      (nodes, reals[0], reals[1], reals[2], excess))
+        unit = 3.0 * spread[i]
+        error = abs(forecast[0, 0] - store_stats[s, 1] / store_stats[s, 0])
+        loss = min(error / unit, 1.0) if unit > 0.0 else (0.0 if error == 0.0 else 1.0)
+    else:
+        for k in range(forecast.shape[1]):
+            forecast[0, k] = 0.0
+        _forest_proba_rows(tree, stats, x, gamma, max_depth, 1.0, forecast, nodes, reals,
+                           classes, excess)
+        loss = min(max(1.0 - forecast[0, store_keys[s]], 0.0), 1.0)
+    # Under ``bootstrap`` a tree that draws the point zero times does not learn it;
+    # its loss on the point is then an out-of-bag one, scored all the same.
+    _extend_points(tree, store_X, store_keys, store_stats, stats, sample_next, sample_mult,
+                   point, 0, bootstrap, lifetime, True, pause_pure, min_samples_split, rng,
+                   pending, max_nodes, one_hot, excess, path)
+    return loss
+
+
+@kernel
+def learn_forest_slots(addresses, sizes, store_X, store_keys, store_stats, ids, spread, row0,
+                       position, active, detectors, pair, next_challenge, settings, n_stats,
+                       regression, bootstrap, lifetime, pause_pure, min_samples_split,
+                       max_nodes, one_hot, gamma, max_depth, excess, path, pending, nodes,
+                       reals, classes, forecast, stack):
+    """``learn_amf_slots`` for the Mondrian forests: the rows are the stored
+    points ``ids`` (``spread``: the running standard deviation of the scaled target
+    up to each of them, for the regression losses). The slots' bookkeeping
+    (detectors, challengers, the swap test) is the one of the AMF loops."""
     n_trees = addresses.shape[0] // 2
-    work = _work(floats, ints, done, excess, tree_weights)
-    n_features = X.shape[1]
+    n_features = store_X.shape[1]
+    n_stored = ids[ids.shape[0] - 1] + 1
     first_slot = position[1]
-    for i in range(position[0], X.shape[0]):
+    for i in range(position[0], ids.shape[0]):
         for t in range(first_slot, n_trees):
             position[0] = i
             position[1] = t
-            event = _before_row(addresses, sizes, t, n_trees, i, row0, max_nodes, active,
-                                next_challenge, n_features, done)
+            event = _forest_tree_ready(addresses, sizes, t, n_features, n_stored, max_nodes,
+                                       nodes)
             if event != NO_EVENT:
                 return event
-            weight[0] = _row_weight(weights, i, settings[S_BAGGING], rng_at(addresses, t))
-            if weight[0] <= 0.0:
-                continue
-            key[0] = keys[i]
-            target[0] = y[i]
-            target_prior[0] = prior[i]
-            target_spread[0] = spread[i]
-            loss = _learn_regressor_one(addresses, sizes, t, X, i, key, target, target_prior,
-                                        target_spread, scale, row, weight, step, split_pure,
-                                        max_nodes, count_first, excess, path, no_samples,
-                                        aggregate, extend, forecast, work, prefix)
+            if _challenge_due(t, i, row0, next_challenge):
+                return EVENT_CHALLENGE
+            if active[t] != BG_OFF:
+                event = _forest_tree_ready(addresses, sizes, n_trees + t, n_features,
+                                           n_stored, max_nodes, nodes)
+                if event != NO_EVENT:
+                    return event
+            loss = _learn_forest_one(
+                addresses, sizes, t, store_X, store_keys, store_stats, ids, i, n_stats,
+                regression, spread, bootstrap, lifetime, pause_pure, min_samples_split,
+                max_nodes, one_hot, gamma, max_depth, excess, path, pending, nodes, reals,
+                classes, forecast, stack)
             background_loss = -1.0
             if active[t] != BG_OFF:
-                background_loss = _learn_regressor_one(
-                    addresses, sizes, n_trees + t, X, i, key, target, target_prior,
-                    target_spread, scale, row, weight, step, split_pure, max_nodes,
-                    count_first, excess, path, no_samples, aggregate, extend, forecast, work,
-                    prefix)
+                background_loss = _learn_forest_one(
+                    addresses, sizes, n_trees + t, store_X, store_keys, store_stats, ids, i,
+                    n_stats, regression, spread, bootstrap, lifetime, pause_pure,
+                    min_samples_split, max_nodes, one_hot, gamma, max_depth, excess, path,
+                    pending, nodes, reals, classes, forecast, stack)
             event = _after_row(t, loss, background_loss, active, detectors, pair, settings)
             if event != NO_EVENT:
                 return event
         first_slot = 0
-    position[0] = X.shape[0]
+    position[0] = ids.shape[0]
     position[1] = 0
     return NO_EVENT
+
+
+@kernel
+def shift_sample_ids(leaf_head, n_nodes, sample_next, sample_mult, offset):
+    """Renumber a tree's references to stored points after the store dropped its
+    first ``offset`` points (none of which the tree references): every id in the
+    leaves' lists goes down by ``offset``, and the per-point arrays move with them."""
+    for v in range(n_nodes):
+        if leaf_head[v] >= 0:
+            leaf_head[v] -= offset
+    n = sample_next.shape[0]
+    for s in range(offset, n):
+        nxt = sample_next[s]
+        sample_next[s - offset] = nxt - offset if nxt >= 0 else nxt
+    for s in range(max(n - offset, 0), n):
+        sample_next[s] = -1
+    m = sample_mult.shape[0]
+    for s in range(offset, m):
+        sample_mult[s - offset] = sample_mult[s]
+    for s in range(max(m - offset, 0), m):
+        sample_mult[s] = 0.0
 
 
 @kernel

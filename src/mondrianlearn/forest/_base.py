@@ -32,6 +32,7 @@ from ..engine.tree import (
     SampleStore,
     TreeState,
 )
+from ..utils.drift_param import DRIFT_CONSTRAINT, DriftMixin
 from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import ONES, fast_call
 from ..utils.parallel import map_trees
@@ -54,7 +55,7 @@ _MAX_SCALED_TARGET = 1e100
 exceed this is rescaled first, so that their squares cannot overflow."""
 
 
-class BaseMondrianForest(TreeModelMixin, BaseEstimator):
+class BaseMondrianForest(DriftMixin, TreeModelMixin, BaseEstimator):
     """Base of the Mondrian forest estimators and of boosting: trees, the shared
     sample store, batch sampling and online extension, the fast path.
 
@@ -74,6 +75,7 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "feature_scale": [StrOptions({"range"}), "array-like", None],
+        "drift": DRIFT_CONSTRAINT,
     }
 
     _fast_stats = ("stats",)  # per-node arrays in the fast path's tree table
@@ -111,6 +113,7 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
     def _start_model(self, n_features, n_stats):
         """Fresh trees with their own random streams, and an empty sample store."""
         self._start_units(n_features)
+        self.__dict__.pop("_drift_state", None)  # drift adaptation starts afresh too
         states = self._spawn_tree_states(self._n_trees())
         self._store = SampleStore(n_features, n_stats)
         self.trees_ = [
@@ -121,8 +124,15 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         self.n_samples_seen_ = 0
 
     def _learn(self, X, keys, point_stats):
-        """Add the rows to the store and teach them to every tree."""
+        """Add the rows to the store and teach them to every tree (with drift
+        adaptation: :func:`mondrianlearn.drift.learn_points`)."""
+        adapts = self._adapts_to_drift()
         ids = self._store.append(X, keys, point_stats)
+        if adapts:
+            from ..drift import learn_points
+
+            learn_points(self, ids)
+            return
         self.n_samples_seen_ += X.shape[0]
         store = self._store
         settings = self._learning_settings()
@@ -139,8 +149,9 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         """New feature units (``utils.feature_scale``) re-sample the trees on the
         stored points, except under a node budget, where trees grow point by point
         (in ``fit`` too) and are rescaled in place, so that ``fit`` still equals
-        ``partial_fit`` over any mini-batches."""
-        return self._max_nodes_value() >= UNBOUNDED
+        ``partial_fit`` over any mini-batches, and with drift adaptation, whose
+        trees started at different rows (see :mod:`mondrianlearn.drift`)."""
+        return self._max_nodes_value() >= UNBOUNDED and not self._adapts_to_drift()
 
     def _can_resample(self):
         """Whether the store holds every point the trees learned (not released)."""
@@ -201,6 +212,7 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
         ``utils.fast_path``); trees that need room or a paused leaf re-sampled are
         finished by the full path. Returns False, with nothing changed, when the
         rows are refused."""
+        adapts = self._adapts_to_drift()
         table = self._fast_table()
         if table is None:
             return False
@@ -214,6 +226,11 @@ class BaseMondrianForest(TreeModelMixin, BaseEstimator):
             return False
         ids = np.arange(store.n, store.n + m, dtype=np.int64)
         store.n += m
+        if adapts:
+            from ..drift import learn_points
+
+            learn_points(self, ids)
+            return True
         self.__dict__["n_samples_seen_"] += m  # not a parameter: no __setattr__
         work = self._fast_scratch.work.get("extend")
         n_trees = len(self.trees_)

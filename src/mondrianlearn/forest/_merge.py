@@ -123,6 +123,9 @@ def merge_forests(forests, same_stream=False):
 
 def merge_mondrian_forests(forests, same_stream=False):
     """Merge Mondrian forests that :func:`merge_forests` has checked (see there)."""
+    if any(getattr(f, "drift", None) is not None for f in forests):
+        raise ValueError("Forests with drift adaptation (drift != None) cannot be merged: "
+                         "each of their trees has its own detectors and background tree.")
     first = forests[0]
     if same_stream:
         _check_same_rows(forests)

@@ -68,6 +68,17 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
         place instead). ``None``: features as they are. An array:
         fixed scales (each feature divided by its own). See
         :mod:`mondrianlearn.utils.feature_scale`.
+    drift : {None, "adwin"} or dict, default=None
+        Drift adaptation for streams whose concept changes. ``None``: the
+        stationary forest. ``"adwin"``: each tree's prequential loss (one minus
+        its probability of the row's label) feeds ADWIN detectors; a warning
+        starts a background tree, empty, which learns the rows that follow, and a
+        drift or a significantly better background tree (a paired test) replaces
+        the tree; scheduled challengers renew trees that gradual changes left
+        behind. Trees then grow point by point (in ``fit`` too), new feature
+        units rescale them in place, and stored points that no tree needs any
+        more are dropped. A dict replaces some settings of ``"adwin"`` (keys of
+        :data:`mondrianlearn.drift.DEFAULTS`). See :mod:`mondrianlearn.drift`.
 
     Attributes
     ----------
@@ -84,6 +95,10 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
         The fitted trees (node arrays and class counts).
     n_samples_seen_ : int
         Number of rows learned so far (rows of weight zero not counted).
+    drift_events_ : structured ndarray
+        With ``drift``: what the adaptation did, one entry per event with fields
+        ``row`` (stream row), ``tree`` (slot) and ``kind`` (``"warning"``,
+        ``"challenge"``, ``"drift"``, ``"swap"``; see :class:`AMFClassifier`).
 
     Notes
     -----
@@ -125,7 +140,7 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
 
     def __init__(self, n_estimators=10, *, lifetime=np.inf, discount=None,
                  min_samples_split=2, max_depth=None, max_nodes=None, bootstrap=False,
-                 n_jobs=None, random_state=None, feature_scale="range"):
+                 n_jobs=None, random_state=None, feature_scale="range", drift=None):
         self.n_estimators = n_estimators
         self.lifetime = lifetime
         self.discount = discount
@@ -136,6 +151,7 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.feature_scale = feature_scale
+        self.drift = drift
 
     # ---------------------------------------------------------------- prediction
     def predict_proba(self, X):
@@ -232,7 +248,7 @@ class MondrianTreeClassifier(MondrianForestClassifier):
 
     _parameter_constraints = {
         k: v for k, v in MondrianForestClassifier._parameter_constraints.items()
-        if k not in ("n_estimators", "n_jobs", "bootstrap")
+        if k not in ("n_estimators", "n_jobs", "bootstrap", "drift")
     }
 
     def __init__(self, *, lifetime=np.inf, discount=None, min_samples_split=2,
@@ -249,6 +265,7 @@ class MondrianTreeClassifier(MondrianForestClassifier):
     n_jobs = None
     bootstrap = False
     _mergeable = False  # one tree: merging would make a forest
+    drift = None
 
     @property
     def tree_(self):

@@ -60,6 +60,18 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         the rows learned so far, and samples the trees afresh on the stored points
         when a unit doubles (``partial_fit`` keeps the law of ``fit``); ``None``
         uses the features as they are; an array gives fixed scales.
+    drift : {None, "adwin"} or dict, default=None
+        Drift adaptation for streams whose concept changes. ``None``: the
+        stationary forest. ``"adwin"``: each tree's prequential loss (one minus
+        its probability of the row's label, here its absolute error in units of three running
+        standard deviations of the target, capped at 1) feeds ADWIN detectors; a warning
+        starts a background tree, empty, which learns the rows that follow, and a
+        drift or a significantly better background tree (a paired test) replaces
+        the tree; scheduled challengers renew trees that gradual changes left
+        behind. Trees then grow point by point (in ``fit`` too), new feature
+        units rescale them in place, and stored points that no tree needs any
+        more are dropped. A dict replaces some settings of ``"adwin"`` (keys of
+        :data:`mondrianlearn.drift.DEFAULTS`). See :mod:`mondrianlearn.drift`.
 
     Attributes
     ----------
@@ -71,6 +83,10 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         The fitted trees (node arrays and target moments).
     n_samples_seen_ : int
         Number of rows learned so far (rows of weight zero not counted).
+    drift_events_ : structured ndarray
+        With ``drift``: what the adaptation did, one entry per event with fields
+        ``row`` (stream row), ``tree`` (slot) and ``kind`` (``"warning"``,
+        ``"challenge"``, ``"drift"``, ``"swap"``; see :class:`MondrianForestClassifier`).
 
     Notes
     -----
@@ -111,7 +127,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
 
     def __init__(self, n_estimators=10, *, lifetime=np.inf, min_samples_split=2,
                  max_depth=None, max_nodes=None, bootstrap=False, n_jobs=None,
-                 random_state=None, feature_scale="range"):
+                 random_state=None, feature_scale="range", drift=None):
         self.n_estimators = n_estimators
         self.lifetime = lifetime
         self.min_samples_split = min_samples_split
@@ -121,6 +137,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.feature_scale = feature_scale
+        self.drift = drift
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -227,7 +244,13 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         """Divide the stored (scaled) targets by ``factor``, so that their squares
         cannot overflow; the model's predictions do not change."""
         self._y_scale *= factor
-        for stats in [t.node_stats["stats"] for t in self.trees_] + [self._store.stats]:
+        trees = list(self.trees_)
+        state = self.__dict__.get("_drift_state")
+        if state is not None:
+            trees += state.background
+            state.moments[1] /= factor  # the running moments of the scaled targets
+            state.moments[2] /= factor * factor
+        for stats in [t.node_stats["stats"] for t in trees] + [self._store.stats]:
             stats[:, 1] /= factor
             stats[:, 2] /= factor * factor
 
@@ -424,12 +447,13 @@ class MondrianTreeRegressor(MondrianForestRegressor):
 
     _parameter_constraints = {
         k: v for k, v in MondrianForestRegressor._parameter_constraints.items()
-        if k not in ("n_estimators", "n_jobs", "bootstrap")
+        if k not in ("n_estimators", "n_jobs", "bootstrap", "drift")
     }
     n_estimators = 1
     n_jobs = None
     bootstrap = False
     _mergeable = False  # one tree: merging would make a forest
+    drift = None
 
     def __init__(self, *, lifetime=np.inf, min_samples_split=2, max_depth=None,
                  max_nodes=None, random_state=None, feature_scale="range"):
