@@ -26,7 +26,7 @@ closest to the junction; the paper reports MF and ERT-1 on it too)."""
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
-# Accuracy targets of issue 2 (100 trees) and the ExtraTrees(max_features=1)
+# Accuracy targets (100 trees) and the ExtraTrees(max_features=1)
 # reference numbers quoted there.
 ACCURACY_TARGETS = {"letter": 0.95, "satimage": 0.885, "usps": 0.91, "dna": 0.68}
 ET1_REFERENCE = {"letter": 0.958, "satimage": 0.894, "usps": 0.920, "dna": 0.70}

@@ -804,7 +804,7 @@ def targets_section(report, letter, verdicts, coverage):
     for name, share in coverage.items():
         rows.append([f"return_std: within 2 std on {name} in 0.90-0.98", f"{share:.3f}",
                      met(0.90 <= share <= 0.98), "-"])
-    report.section("Targets (issue 17)", markdown_table(
+    report.section("Targets", markdown_table(
         ["target", "AMF (defaults)", "met", "AMF (paper)"], rows),
         "Defaults: leaf-cell prediction and scoring=\"count_then_score\"; the regressor "
         "scale-free (step 64 in units of the target's running variance, split_pure). "

@@ -1,4 +1,4 @@
-"""Drift-adaptive forests against river (issue 18): streams that change.
+"""Drift-adaptive forests against river: streams that change.
 
 Every stream is learned one row at a time, test-then-train (river's
 ``progressive_val_score`` protocol: each row is predicted, then learned; the
@@ -353,7 +353,7 @@ def main():
     n_synth = args.rows or (5_000 if args.quick else N_SYNTH)
     n_elec2 = args.rows or (5_000 if args.quick else 10**9)
     memory_rows = args.memory_rows or (200_000 if args.quick else 2_000_000)
-    report = Report("bench_drift", "Drift-adaptive AMF against river's AMF and ARF (issue 18)",
+    report = Report("bench_drift", "Drift-adaptive AMF and Mondrian forests against river's AMF and ARF",
                     args)
 
     cache = RESULTS_DIR / f"{report.name}_runs.jsonl"
@@ -555,7 +555,7 @@ def main():
          f"{second_half / 2**20:.2f} MB over the second" if memory else "n/a",
          met(memory_ok) if memory else "not run"],
     ]
-    report.section("Targets of issue 18", markdown_table(["target", "measured", ""], rows))
+    report.section("Targets", markdown_table(["target", "measured", ""], rows))
     report.finish()
 
 

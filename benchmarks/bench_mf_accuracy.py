@@ -98,7 +98,7 @@ def main():
                     args)
     report.text(f"{n_trees} trees per forest, n_jobs={args.n_jobs}, mean over {n_seeds} "
                 f"seed(s) (± std when more than one); features min-max scaled to [0, 1] "
-                "with the training min/max. Targets (issue 2) are for 100 trees.")
+                "with the training min/max. Targets are for 100 trees.")
     warm_up()
     factories = models(n_trees, args.n_jobs, args.seed)
     acc_rows, time_rows, mem_rows = [], [], []

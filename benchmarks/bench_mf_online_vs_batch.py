@@ -4,7 +4,7 @@ For each dataset, MondrianForestClassifier is trained (a) in batch with ``fit`` 
 the whole training set and (b) online with ``partial_fit`` over 100 mini-batches of a
 random permutation of it. Online trees have the same distribution as batch trees on
 the same points, so the final test accuracies should agree up to the randomness of
-the forest (target of issue 2: within 0.5 points). Both are repeated over a few
+the forest (target: within 0.5 points). Both are repeated over a few
 seeds; the table gives each and their mean difference.
 
 Usage: ``python benchmarks/bench_mf_online_vs_batch.py [--quick] [--seeds N]``.

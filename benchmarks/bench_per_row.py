@@ -1,4 +1,4 @@
-"""Per-row cost against river (issue 16): one row per call, side by side in one run.
+"""Per-row cost against river: one row per call, side by side in one run.
 
 Every model has 10 trees, runs on one thread (``n_jobs=1``; BLAS and OpenMP limited
 to one thread) and has a fixed seed. Each stream is used in its order: the first
@@ -13,7 +13,7 @@ before predicting. A rate is rows per CPU second of this process, the best of
 Before anything is timed, every model is run once on a few rows so that numba's
 kernels are compiled (or loaded from the cache) outside the timings.
 
-Measures (targets of issue 16, as ours / river rows per second in the same run):
+Measures (targets, as ours / river rows per second in the same run):
 
 - ``partial_fit(X[i:i+1], y[i:i+1])`` of ``AMFClassifier`` and
   ``MondrianForestClassifier`` against river ``forest.AMFClassifier.learn_one``

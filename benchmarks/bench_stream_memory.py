@@ -1,4 +1,4 @@
-"""Endless streams in bounded memory (issue 8).
+"""Endless streams in bounded memory.
 
 A synthetic stream (20 features, a noisy non-linear class boundary) goes through the
 Mondrian forest and AMF, with and without a node budget (``max_nodes``). Each model
