@@ -22,9 +22,23 @@ from mondrianlearn.utils.protocols import (
 
 SRC = Path(mondrianlearn.__file__).resolve().parent
 
-ESTIMATORS = {name: getattr(mondrianlearn, name) for name in mondrianlearn.__all__
-              if isinstance(getattr(mondrianlearn, name, None), type)
-              and hasattr(getattr(mondrianlearn, name), "fit")}
+
+
+def _public_classes():
+    """The package's public estimator classes; those of an optional extra that is not
+    installed (``DaskShardedForest`` without dask) are left out."""
+    found = {}
+    for name in mondrianlearn.__all__:
+        try:
+            value = getattr(mondrianlearn, name)
+        except ImportError:
+            continue
+        if isinstance(value, type) and hasattr(value, "fit"):
+            found[name] = value
+    return found
+
+
+ESTIMATORS = _public_classes()
 
 LEARNERS = [name for name in ESTIMATORS if name != "MondrianKernel"
             and name != "DaskShardedForest"]
