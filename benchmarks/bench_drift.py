@@ -353,7 +353,8 @@ def main():
     n_synth = args.rows or (5_000 if args.quick else N_SYNTH)
     n_elec2 = args.rows or (5_000 if args.quick else 10**9)
     memory_rows = args.memory_rows or (200_000 if args.quick else 2_000_000)
-    report = Report("bench_drift", "Drift-adaptive AMF and Mondrian forests against river's AMF and ARF",
+    report = Report("bench_drift",
+                    "Drift-adaptive AMF and Mondrian forests against river's AMF and ARF",
                     args)
 
     cache = RESULTS_DIR / f"{report.name}_runs.jsonl"
