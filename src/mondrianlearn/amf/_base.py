@@ -43,7 +43,7 @@ class BaseAMF(DriftMixin, TreeModelMixin, BaseEstimator):
         "max_nodes": [Interval(Integral, 3, None, closed="left"), None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
-        "feature_scale": [StrOptions({"range"}), "array-like", None],
+        "feature_scale": [StrOptions({"range", "supervised"}), "array-like", None],
         "drift": DRIFT_CONSTRAINT,
     }
 

@@ -77,20 +77,24 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         Threads used to train and query the trees (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
         Seeds the trees' random streams.
-    feature_scale : "range", None or array-like of shape (n_features,), default="range"
-        Units of the features. A cut picks its feature with probability
-        proportional to the side of the box along it, so in raw units the forest
-        depends on how each feature is measured. ``"range"``: each feature is
-        divided by its unit, the smallest power of two at least its range over the
-        rows learned so far (1 while it is constant). When a row widens a range
-        past its unit, the unit doubles before the row is learned. While the model
-        holds fewer than 256 rows it keeps them, and new units restart its trees and
-        learn these rows again in the new units; afterwards the trees are rescaled
-        in place, exactly (boxes and thresholds divided by a power of two): the
-        partition and the aggregation weights stay, later cuts follow the new
-        units. Where units change depends on the rows only, so ``fit`` equals
-        ``partial_fit`` over any mini-batches. ``None``: features as
-        they are. An array: fixed scales (each feature divided by its own). See
+    feature_scale : {"range", "supervised"}, None or array-like, default="range"
+        Units of the features. A cut picks its feature with probability proportional to
+        the side of the box along it, so in raw units the forest depends on how each
+        feature is measured. ``"range"``: each feature is divided by its unit, the
+        smallest power of two at least its range over the rows learned so far (1 while
+        it is constant). When a row widens a range past its unit, the unit doubles
+        before the row is learned. While the model holds fewer than 256 rows it keeps
+        them, and new units restart its trees and learn these rows again in the new
+        units; afterwards the trees are rescaled in place, exactly (boxes and thresholds
+        divided by a power of two): the partition and the aggregation weights stay,
+        later cuts follow the new units. Where units change depends on the rows only, so
+        ``fit`` equals ``partial_fit`` over any mini-batches. ``None``: features as they
+        are. An array: fixed scales (each feature divided by its own). ``"supervised"``:
+        fixed scales learned from the labels of the first batch learned (at least 20
+        rows): each feature's range over it divided by a weight, its impurity importance
+        in an ExtraTrees fitted on at most 2,000 of its rows over the largest importance
+        (at least 0.01), so that cuts go mostly to the features that predict the labels.
+        Opt-in (benchmark: ``bench_supervised_rates``). See
         :mod:`mondrianlearn.utils.feature_scale`.
     drift : {None, "adwin"} or dict, default=None
         Adaptation to a stream that changes. ``None``: the stationary AMF above.

@@ -81,13 +81,15 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         Threads used to train and query the trees (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
         Seeds the trees' random streams.
-    feature_scale : "range", None or array-like of shape (n_features,), default="range"
+    feature_scale : {"range", "supervised"}, None or array-like, default="range"
         Units of the features, as in :class:`AMFClassifier`: ``"range"`` divides each
         feature by the smallest power of two at least its range over the rows
         learned so far; when a unit doubles, the model learns its rows again in the
         new units while it holds fewer than 256, and rescales its trees exactly in
         place afterwards; ``None`` uses the features as they are; an array gives
-        fixed scales.
+        fixed scales; ``"supervised"`` gives fixed scales learned from the targets of
+        the first batch (ExtraTrees importances, see
+        :mod:`mondrianlearn.utils.feature_scale`).
     drift : {None, "adwin"} or dict, default=None
         Adaptation to a stream that changes, as in :class:`AMFClassifier`; a tree's
         loss on a row is its absolute error, forecast before it learns the row, in

@@ -54,19 +54,24 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
         Threads used to train and query the trees (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
         Seeds the trees' random streams.
-    feature_scale : "range", None or array-like of shape (n_features,), default="range"
-        Units of the features. A cut picks its feature with probability
-        proportional to the side of the box along it, so in raw units the forest
-        depends on how each feature is measured (in metres it would be cut a
-        thousand times more often than in kilometres). ``"range"``: each feature is
-        divided by its unit, the smallest power of two at least its range over the
-        rows learned so far (1 while it is constant), so that every feature spans
-        between half a unit and one at the root. When a row widens a range past its
-        unit, the unit doubles and the trees are sampled afresh on the stored
-        points in the new units: ``partial_fit`` keeps the law of ``fit`` on the
-        same rows, whatever their order (under a node budget they are rescaled in
-        place instead). ``None``: features as they are. An array:
-        fixed scales (each feature divided by its own). See
+    feature_scale : {"range", "supervised"}, None or array-like, default="range"
+        Units of the features. A cut picks its feature with probability proportional to
+        the side of the box along it, so in raw units the forest depends on how each
+        feature is measured (in metres it would be cut a thousand times more often than
+        in kilometres). ``"range"``: each feature is divided by its unit, the smallest
+        power of two at least its range over the rows learned so far (1 while it is
+        constant), so that every feature spans between half a unit and one at the root.
+        When a row widens a range past its unit, the unit doubles and the trees are
+        sampled afresh on the stored points in the new units: ``partial_fit`` keeps the
+        law of ``fit`` on the same rows, whatever their order (under a node budget they
+        are rescaled in place instead). ``None``: features as they are. An array: fixed
+        scales (each feature divided by its own). ``"supervised"``: fixed scales learned
+        from the labels of the first batch learned (at least 20 rows): each feature's
+        range over it divided by a weight, its impurity importance in an ExtraTrees
+        fitted on at most 2,000 of its rows over the largest importance (at least 0.01),
+        so that cuts go mostly to the features that predict the labels. The scales then
+        stay fixed, and ``partial_fit`` keeps the law of ``fit`` for them. Opt-in
+        (benchmark: ``bench_supervised_rates``). See
         :mod:`mondrianlearn.utils.feature_scale`.
     drift : {None, "adwin"} or dict, default=None
         Drift adaptation for streams whose concept changes. ``None``: the
@@ -242,7 +247,7 @@ class MondrianTreeClassifier(MondrianForestClassifier):
         limit.
     random_state : int, RandomState instance or None, default=None
         Seeds the tree's random stream.
-    feature_scale : "range", None or array-like, default="range"
+    feature_scale : {"range", "supervised"}, None or array-like, default="range"
         Units of the features (see :class:`MondrianForestClassifier`).
     """
 

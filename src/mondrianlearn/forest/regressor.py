@@ -54,12 +54,14 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         Threads used to train and query the trees (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
         Seeds the trees' random streams.
-    feature_scale : "range", None or array-like of shape (n_features,), default="range"
+    feature_scale : {"range", "supervised"}, None or array-like, default="range"
         Units of the features, as in :class:`MondrianForestClassifier`: ``"range"``
         divides each feature by the smallest power of two at least its range over
         the rows learned so far, and samples the trees afresh on the stored points
         when a unit doubles (``partial_fit`` keeps the law of ``fit``); ``None``
-        uses the features as they are; an array gives fixed scales.
+        uses the features as they are; an array gives fixed scales;
+        ``"supervised"`` gives fixed scales learned from the targets of the first
+        batch (ExtraTrees importances, see :mod:`mondrianlearn.utils.feature_scale`).
     drift : {None, "adwin"} or dict, default=None
         Drift adaptation for streams whose concept changes. ``None``: the
         stationary forest. ``"adwin"``: each tree's prequential loss (one minus
@@ -441,7 +443,7 @@ class MondrianTreeRegressor(MondrianForestRegressor):
         limit.
     random_state : int, RandomState instance or None, default=None
         Seeds the tree's random stream.
-    feature_scale : "range", None or array-like, default="range"
+    feature_scale : {"range", "supervised"}, None or array-like, default="range"
         Units of the features (see :class:`MondrianForestClassifier`).
     """
 
