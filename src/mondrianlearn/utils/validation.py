@@ -1,7 +1,25 @@
 """Input checks done once, at the boundary, before any compiled kernel runs."""
 
+import inspect
+
 import numpy as np
 from sklearn.utils.validation import _check_sample_weight, validate_data
+
+_ZERO_WEIGHTS_OPTION = "allow_all_zero_weights" in inspect.signature(
+    _check_sample_weight).parameters
+"""Whether scikit-learn's weight check takes ``allow_all_zero_weights`` (1.8 on)."""
+
+
+def _checked_weights(sample_weight, X, allow_all_zero):
+    """Sample weights checked as scikit-learn checks them (shape, finite,
+    non-negative), as a float64 array; all zero is an error unless
+    ``allow_all_zero``, whatever the scikit-learn version."""
+    extra = {"allow_all_zero_weights": True} if _ZERO_WEIGHTS_OPTION else {}
+    weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                   ensure_non_negative=True, **extra)
+    if not allow_all_zero and weights.shape[0] and not np.any(weights):
+        raise ValueError("Sample weights must contain at least one non-zero number.")
+    return weights
 
 
 def check_X_y_batch(estimator, X, y, sample_weight, *, reset, y_numeric=False, check_y=None):
@@ -21,9 +39,7 @@ def check_X_y_batch(estimator, X, y, sample_weight, *, reset, y_numeric=False, c
         if y_numeric and not np.all(np.isfinite(np.asarray(y, dtype=np.float64))):
             raise ValueError("Input y contains NaN or infinity.")
         # A later mini-batch of zero weights is allowed (it teaches no row).
-        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                             ensure_non_negative=True,
-                                             allow_all_zero_weights=not reset)
+        sample_weight = _checked_weights(sample_weight, X, allow_all_zero=not reset)
         if check_y is not None:
             check_y(y, sample_weight)
         check_extent(estimator, X[sample_weight > 0], reset=reset)  # rows it will learn
