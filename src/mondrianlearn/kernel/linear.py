@@ -368,8 +368,8 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
     >>> X = rng.uniform(size=(300, 2))
     >>> y = np.sin(6 * X[:, 0]) + X[:, 1] + 0.05 * rng.randn(300)
     >>> reg = MondrianKernelRegressor(n_trees=30, alpha=1e-2, random_state=0).fit(X, y)
-    >>> bool(reg.score(X, y) > 0.9), reg.lifetime_path_["lifetimes"][0]
-    (True, np.float64(0.0))
+    >>> bool(reg.score(X, y) > 0.9), float(reg.lifetime_path_["lifetimes"][0])
+    (True, 0.0)
     """
 
     _parameter_constraints = {
