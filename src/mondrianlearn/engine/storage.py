@@ -114,7 +114,7 @@ def batch_nodes(n_points, grows_with_points=True):
         Trees sampled to the end (pausing, infinite lifetime) have about one node
         per point (0.7-1.4 on the MF paper's datasets): ``n_points`` nodes and
         :data:`ROOM_AHEAD` more. A partition of finite lifetime (the Mondrian
-        kernel's) stops growing with the points: :data:`ROOM_AHEAD` then.
+        kernel's) may stop growing with the points: :data:`ROOM_AHEAD` then.
 
     Returns
     -------
@@ -173,7 +173,7 @@ def learn_rows(tree, run_kernel, position, n_rows, limit=None, renumber=False, r
         position = run_kernel(tree, position)
 
 
-def sample_with_growth(tree, run_sampler, first, limit=None):
+def sample_with_growth(tree, run_sampler, first, limit=None, factor=GROWTH_FACTOR):
     """Sample a tree in batch, growing its storage between calls of the sampler.
 
     Parameters
@@ -186,6 +186,8 @@ def sample_with_growth(tree, run_sampler, first, limit=None):
         Nodes to reserve before the first call (see :func:`batch_nodes`).
     limit : int, optional
         Node budget: once the storage reaches it, the sampling stops.
+    factor : float
+        Least growth ratio of a step (see ``TreeState.reserve``).
 
     Returns
     -------
@@ -196,6 +198,6 @@ def sample_with_growth(tree, run_sampler, first, limit=None):
     tree.reserve(first, limit=limit)
     left = run_sampler(tree)
     while left and (limit is None or tree.capacity < limit):
-        tree.reserve(tree.capacity + 2, limit=limit)  # a cut makes two nodes
+        tree.reserve(tree.capacity + 2, limit=limit, factor=factor)  # a cut: two nodes
         left = run_sampler(tree)
     return left

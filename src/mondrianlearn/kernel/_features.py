@@ -280,8 +280,10 @@ def sample_partition(tree, X, lifetime):
                                 lifetime, False, False, 2, tree.rng_state)
         return size[0]
 
-    # A partition of finite lifetime stops growing with the points.
-    sample_with_growth(tree, run_sampler, batch_nodes(n, grows_with_points=False))
+    # A partition of finite lifetime starts small, as it may stop growing with the
+    # points; when it does not, doubling halves the copies of its way up to them
+    # (``fit`` trims the spare room).
+    sample_with_growth(tree, run_sampler, batch_nodes(n, grows_with_points=False), factor=2)
 
 
 def extend_partition_rows(tree, X, lifetime, position=0, leaves=None):
