@@ -51,7 +51,7 @@ def fit_profile(make_model, X, y):
         total += tottime
         if function == "sample_tree" and "_additive" in filename:
             kernel += cumtime
-        elif function in ("ensure_node_capacity", "trim") and filename.endswith("tree.py"):
+        elif function in ("reserve", "trim") and filename.endswith("tree.py"):
             resize += cumtime
     return total, kernel, resize
 

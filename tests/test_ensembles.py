@@ -11,9 +11,10 @@ from mondrianlearn import (
     MondrianForestClassifier,
     MondrianForestRegressor,
 )
+from mondrianlearn.engine.storage import learn_rows
 from mondrianlearn.engine.tree import META_ROOT
 from mondrianlearn.ensemble._kernels import boost_tree
-from mondrianlearn.forest._base import _reserve_nodes
+from mondrianlearn.ensemble.boosting import _regrowth_room
 
 FORESTS = [MondrianForestClassifier, MondrianForestRegressor]
 
@@ -463,15 +464,15 @@ def test_boost_tree_kernel_updates_a_controlled_weight_array():
     point_stats = np.eye(2)[keys]
     ids = model._store.append(X[10:], keys, point_stats)
     tree.ensure_sample_capacity(model._store.n)
-    position = 0
-    while position < len(ids):
-        _reserve_nodes(tree, len(ids) - position)
-        position = boost_tree(tree.arrays, model._store.X, model._store.keys,
-                              model._store.stats, tree.node_stats["stats"],
-                              tree.sample_next, tree.sample_mult, ids, position, lam,
-                              np.ones(40), 10.0 + np.arange(1, 41), model._boost_errors[0],
-                              model._gamma(), np.inf, True, 2,
-                              tree.rng_state)
+
+    def run_kernel(tree, position):
+        return boost_tree(tree.arrays, model._store.X, model._store.keys,
+                          model._store.stats, tree.node_stats["stats"],
+                          tree.sample_next, tree.sample_mult, ids, position, lam,
+                          np.ones(40), 10.0 + np.arange(1, 41), model._boost_errors[0],
+                          model._gamma(), np.inf, True, 2, tree.rng_state)
+
+    learn_rows(tree, run_kernel, 0, len(ids), room=_regrowth_room)
     k = tree.sample_mult[10:50][None, :]
     seen0 = np.array([[k_first[y[:10] == 0].sum(), k_first[y[:10] == 1].sum()]])
     errors, lam_before, lam_after = hand_boosting(k, y[10:], lam0=lam_in,

@@ -15,6 +15,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..engine.layout import RENUMBER_FROM_NODES
+from ..engine.storage import learn_rows
 from ..engine.tree import UNBOUNDED, TreeState
 from ..utils.drift_param import DRIFT_CONSTRAINT, DriftMixin
 from ..utils.estimator import TreeModelMixin
@@ -120,16 +121,10 @@ class BaseAMF(DriftMixin, TreeModelMixin, BaseEstimator):
     def _learn_tree(self, tree, n_rows, run_kernel, position, n_before):
         """Learn rows ``position:`` in one tree, growing its storage as needed
         (``n_before``: its node count when the call started)."""
-        max_nodes = self._max_nodes_value()
-        while position < n_rows:
-            n_nodes = tree.n_nodes
-            needed = n_nodes + 2 + min(2 * (n_rows - position), n_nodes // 2 + 64)
-            if n_nodes + 3 > tree.capacity:  # planting a root takes 1 + 2 nodes
-                # The kernel holds no node id across calls, so the copy can also
-                # renumber the nodes depth-first (engine.layout).
-                tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2),
-                                          limit=max_nodes, renumber=True)
-            position = run_kernel(tree, position)
+        # The kernel holds no node id across calls, so growth can also renumber the
+        # nodes depth-first (engine.layout).
+        learn_rows(tree, run_kernel, position, n_rows, limit=self._max_nodes_value(),
+                   renumber=True)
         if 2 * (tree.n_nodes - n_before) >= tree.n_nodes >= RENUMBER_FROM_NODES:
             # The nodes made since the last growth sit at the end of the arrays,
             # out of depth-first order. A call that made at least half of the tree

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..engine._jit import kernel
 from ..engine.boxes import record_path, walk_table
+from ..engine.storage import FREE_NODES
 from ..engine.tree import META_N_NODES, META_ROOT
 from ..engine.tree_table import (
     COLUMN_STATS,
@@ -42,7 +43,7 @@ def _start_tree(addresses, sizes, t, n_features, max_nodes, path, n_before, stop
     tree = tree_at(addresses, sizes, t, n_features)
     capacity = sizes[t, SIZE_NODES]
     n_before[t] = tree.meta[META_N_NODES]
-    if (n_before[t] + 3 > capacity and capacity < max_nodes) or path.shape[0] < capacity:
+    if (n_before[t] + FREE_NODES > capacity and capacity < max_nodes) or path.shape[0] < capacity:
         stops[t] = 0
         return tree, False
     return tree, True

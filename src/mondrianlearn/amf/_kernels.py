@@ -23,9 +23,9 @@ import numpy as np
 
 from ..engine._jit import borrowed, inline_kernel, kernel
 from ..engine.extension import absorb_to_leaf, extend_to_leaf
-from ..engine.growth import new_node
+from ..engine.growth import plant_root
 from ..engine.random import poisson
-from ..engine.tree import LEAF, META_N_NODES, META_ROOT, borrowed_tree
+from ..engine.tree import LEAF, META_N_NODES, borrowed_tree
 from ..engine.variances import shrunk_variances, variance_decay
 
 _LOG_2 = np.log(2.0)
@@ -56,25 +56,6 @@ def log_mean_exp2(a, b):
     return a + np.log1p(e) - _LOG_2
 
 
-@kernel
-def _plant_root(tree, X, keys, i, rng):
-    """Make a one-point tree from row ``i``: a single leaf whose box is the point.
-
-    What the engine's sampler makes of one point without pausing: a block of zero
-    extent is never cut (its split time is infinite, drawn without using ``rng``).
-    Written out, so that learning does not compile the sampler.
-    """
-    root = new_node(tree, -1)
-    tree.meta[META_ROOT] = root
-    for d in range(X.shape[1]):
-        tree.lower[root, d] = X[i, d]
-        tree.upper[root, d] = X[i, d]
-    tree.n_points[root] = 1
-    tree.label[root] = keys[i]
-    tree.time[root] = np.inf
-    return root
-
-
 @inline_kernel
 def _extend(tree, X, keys, i, split_pure, rng, excess, path, max_nodes, no_samples):
     """Put row ``i`` into the partition.
@@ -84,7 +65,7 @@ def _extend(tree, X, keys, i, split_pure, rng, excess, path, max_nodes, no_sampl
     ``fresh`` when ``leaf`` is a new node whose statistics must start empty.
     """
     if tree.meta[META_N_NODES] == 0:
-        return _plant_root(tree, X, keys, i, rng), -1, -1, True
+        return plant_root(tree, X[i], keys[i], np.inf, False, -1, no_samples), -1, -1, True
     if tree.meta[META_N_NODES] + 2 > max_nodes:
         return absorb_to_leaf(tree, X[i], keys[i], path), -1, -1, False
     leaf, new_parent, sibling = extend_to_leaf(

@@ -66,6 +66,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..engine.random import spawn_states
+from ..engine.storage import must_grow
 from ..engine.tree import META_MAX_LEAF_POINTS, UNBOUNDED, TreeState
 from ..engine.tree_table import TreeTable
 from ..utils.persistence import IncompatibleModelError
@@ -600,18 +601,15 @@ def _grow(model, state, tree, max_nodes):
         # re-sampling of the largest paused leaf (``drift._kernels``).
         tree.ensure_sample_capacity(model._store.n)
         needed = tree.n_nodes + 2 * int(tree.arrays.meta[META_MAX_LEAF_POINTS]) + 6
-        if needed > tree.capacity:
-            tree.ensure_node_capacity(max(needed, tree.capacity * 2), limit=max_nodes,
-                                      renumber=True)
+        tree.reserve(needed, limit=max_nodes, renumber=True, factor=2)
         return
     n_nodes = tree.n_nodes
-    if n_nodes + 3 > tree.capacity:
+    if must_grow(n_nodes, tree.capacity):
         # Doubling: the trees started during a stream are many and start small.
         # The new capacity (hence when nodes are renumbered) depends on the tree
         # only, not on how many rows the call holds, so that any cut of the stream
         # into calls gives the same forest.
-        tree.ensure_node_capacity(max(n_nodes + 66, tree.capacity * 2), limit=max_nodes,
-                                  renumber=True)
+        tree.reserve(n_nodes + 66, limit=max_nodes, renumber=True, factor=2)
 
 
 def _forget_points(model, state):

@@ -38,6 +38,7 @@ from ..amf._forest_kernels import _clear_done, _work
 from ..amf._kernels import _learn_classifier_rows, _learn_regressor_rows, target_moments
 from ..amf._path_sums import _proba_rows, _value_rows
 from ..engine._jit import kernel
+from ..engine.growth import plant_root
 from ..engine.random import next_uint64, poisson
 from ..engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT
 from ..engine.tree_table import (
@@ -55,7 +56,7 @@ from ..engine.tree_table import (
     rng_at,
     tree_at,
 )
-from ..forest._additive import _extend_points, sample_tree
+from ..forest._additive import _extend_points, accumulate_new_nodes
 from ..forest._smoothing import _moments_rows
 from ..forest._smoothing import _proba_rows as _forest_proba_rows
 from ._detectors import adwin_reset, adwin_update
@@ -385,17 +386,9 @@ def _learn_forest_one(addresses, sizes, t, store_X, store_keys, store_stats, ids
             sample_mult[s] = k
             if k == 0:
                 return -1.0
-        tree.meta[META_N_NODES] = 1
-        tree.meta[META_ROOT] = 0
         tree.meta[META_MAX_LEAF_POINTS] = 0
-        tree.parent[0] = -1
-        stack[0, 0] = 0
-        stack[0, 1] = 0
-        stack[0, 2] = 1
-        pending[0] = s
-        sample_tree(tree, store_X, store_keys, store_stats, stats, sample_next, sample_mult,
-                    pending, stack, 1, lifetime, True, pause_pure, min_samples_split, rng)
-        pending[0] = -1
+        plant_root(tree, store_X[s], store_keys[s], lifetime, True, s, sample_next)
+        accumulate_new_nodes(tree, stats, store_stats, sample_next, sample_mult, 0)
         return -1.0
     x = store_X[s:s + 1]
     if regression:

@@ -2,14 +2,15 @@
 
 ``sample_blocks`` grows the blocks waiting on an explicit stack. It is used for a
 tree's first batch and to re-sample a paused leaf from its points when it must be
-un-paused; both give the Mondrian process restricted to the data.
+un-paused; both give the Mondrian process restricted to the data. A tree started
+from one point is planted by ``plant_root``.
 """
 
 import numpy as np
 
 from ._jit import inline_kernel, kernel
 from .random import choose_proportional, exponential, uniform
-from .tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, MIXED
+from .tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, MIXED
 
 
 @inline_kernel
@@ -42,6 +43,49 @@ def link_sample(tree, sample_next, node, sample):
     if sample_next.shape[0] > 0 and sample >= 0:
         sample_next[sample] = tree.leaf_head[node]
         tree.leaf_head[node] = sample
+
+
+@kernel
+def plant_root(tree, x, key, lifetime, paused, sample, sample_next):
+    """Make the first point of an empty tree its root: a leaf whose box is ``x``.
+
+    This is what ``sample_blocks`` makes of one point: a block of zero extent is
+    never cut (its split time is infinite, drawn without using the random stream),
+    so it is a leaf with ``lifetime``, paused when the model pauses blocks.
+
+    Parameters
+    ----------
+    tree : TreeArrays
+        Without any node, and with room for one.
+    x : float64 array (n_features,)
+    key : int
+        Label key of the point.
+    lifetime : float
+    paused : bool
+        Whether the model pauses blocks (the leaf is then paused).
+    sample : int
+        Id of the point in the sample store, linked into the leaf (``-1``: none).
+    sample_next : int64 array
+        The tree's sample linked list (length 0 when leaves keep no points).
+
+    Returns
+    -------
+    int
+        The root (node 0).
+    """
+    root = new_node(tree, -1)
+    tree.meta[META_ROOT] = root
+    for d in range(x.shape[0]):
+        tree.lower[root, d] = x[d]
+        tree.upper[root, d] = x[d]
+    tree.n_points[root] = 1
+    tree.label[root] = key
+    tree.time[root] = lifetime
+    tree.paused[root] = paused
+    link_sample(tree, sample_next, root, sample)
+    if paused and tree.meta[META_MAX_LEAF_POINTS] < 1:
+        tree.meta[META_MAX_LEAF_POINTS] = 1
+    return root
 
 
 @kernel

@@ -4,8 +4,8 @@ A tree is a :class:`TreeArrays` named tuple of parallel arrays indexed by node i
 (node 0 is the first root; the root can change when a split is inserted above it,
 so it is kept in ``meta[META_ROOT]``). Children are ``-1`` at a leaf. Boxes are the
 bounding boxes of the training points that reached each node (the Mondrian process
-restricted to the data). Capacity grows by doubling, in Python, between calls to the
-compiled kernels; kernels never allocate node storage.
+restricted to the data). Capacity grows in Python, between calls to the compiled
+kernels, as :mod:`.storage` decides; kernels never allocate node storage.
 
 Models keep their own per-node arrays (class counts, moments, aggregation weights)
 beside the tree in a :class:`TreeState`, which grows them together.
@@ -18,6 +18,7 @@ import numpy as np
 
 from ._jit import borrowed, kernel
 from .layout import depth_first_order, map_ids, renumbered_ids
+from .storage import GROWTH_FACTOR, START_CAPACITY, grown_capacity
 
 UNBOUNDED = 1 << 62
 """No limit: the value of ``max_depth`` and ``max_nodes`` when they are ``None`` (an
@@ -207,7 +208,7 @@ class TreeState:
     """
 
     def __init__(self, n_features, rng_state, node_stats=None, keep_samples=True,
-                 capacity=16, count_multiplicity=False):
+                 capacity=START_CAPACITY, count_multiplicity=False):
         self.arrays = empty_tree(n_features, capacity)
         self.rng_state = np.asarray(rng_state, dtype=np.uint64).copy()
         self.node_stats = NodeStats(self)
@@ -235,19 +236,19 @@ class TreeState:
     def n_nodes(self):
         return int(self.arrays.meta[META_N_NODES])
 
-    def ensure_node_capacity(self, needed, limit=None, renumber=False):
-        """Grow (by half at least) so that ``needed`` nodes fit, never past ``limit``.
+    def reserve(self, needed, limit=None, renumber=False, factor=GROWTH_FACTOR):
+        """Make room for ``needed`` nodes, never past ``limit``.
 
-        With ``renumber``, the copy also puts the nodes in depth-first order (see
-        :mod:`.layout`): only for callers that hold no node ids across the call.
+        A growth step multiplies the capacity by ``factor`` at least (see
+        :mod:`.storage`, which decides how much to reserve). With ``renumber``, the
+        copy also puts the nodes in depth-first order (see :mod:`.layout`): only for
+        callers that hold no node ids across the call.
         """
         if limit is not None:
             needed = min(needed, int(limit))
         if needed <= self.capacity:
             return
-        capacity = max(int(needed), self.capacity + self.capacity // 2)
-        if limit is not None:
-            capacity = min(capacity, int(limit))
+        capacity = grown_capacity(self.capacity, needed, limit, factor)
         self._copy_nodes(capacity, self._depth_first_order() if renumber else None)
 
     def renumber(self):
@@ -298,7 +299,7 @@ class TreeState:
 
     def trim(self, renumber=False):
         """Release unused capacity (called at the end of ``fit``); ``renumber`` as in
-        :meth:`ensure_node_capacity`."""
+        :meth:`reserve`."""
         n = max(self.n_nodes, 2)
         order = self._depth_first_order() if renumber else None
         if self.capacity > n or order is not None:

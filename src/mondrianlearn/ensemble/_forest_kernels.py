@@ -33,18 +33,17 @@ from ._kernels import boost_rows
 
 
 @kernel
-def _needs_python(sizes, t, n_nodes, max_leaf_points, n_rows, n_stored, nodes, path):
-    """Whether the full path would grow this tree (sample links, or nodes by
-    ``forest._base._reserve_nodes(conservative=True)``) before boosting it, or the
-    work arrays are too small for it."""
+def _needs_python(sizes, t, n_nodes, max_leaf_points, n_stored, nodes, path):
+    """Whether the full path would grow this tree (sample links, or nodes:
+    ``engine.storage.learn_rows`` with ``boosting._regrowth_room``) before boosting
+    it, or the work arrays are too small for it."""
     capacity = sizes[t, SIZE_NODES]
     if path.shape[0] < capacity or nodes.shape[0] < capacity + 1:
         return True
     links, mult = sizes[t, SIZE_SAMPLE_NEXT], sizes[t, SIZE_SAMPLE_MULT]
     if (links > 0 and links < n_stored) or (mult > 0 and mult < n_stored):
         return True
-    needed = n_nodes + 4 + min(2 * n_rows, n_nodes // 2 + 64) + 2 * max_leaf_points + 2
-    return needed > capacity
+    return n_nodes + 2 * max_leaf_points + 6 > capacity  # forest._additive.room_for_one_point
 
 
 @kernel
@@ -78,7 +77,7 @@ def boost_forest(addresses, sizes, X, keys, weights, feature_range, no_targets, 
         tree = tree_at(addresses, sizes, t, n_features)
         stop[0] = 0
         if _needs_python(sizes, t, tree.meta[META_N_NODES], tree.meta[META_MAX_LEAF_POINTS],
-                         n_rows, n_total, nodes, path):
+                         n_total, nodes, path):
             return t
         capacity = sizes[t, SIZE_NODES]
         position = boost_rows(

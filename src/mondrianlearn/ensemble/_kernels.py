@@ -10,26 +10,11 @@ does one tree.
 import numpy as np
 
 from ..engine._jit import kernel
-from ..engine.growth import sample_blocks
+from ..engine.growth import plant_root
 from ..engine.random import poisson
-from ..engine.tree import META_N_NODES, META_ROOT, UNBOUNDED
+from ..engine.tree import META_N_NODES, UNBOUNDED
 from ..forest._additive import accumulate_new_nodes, add_point, regrow_and_count, room_for_one_point
 from ..forest._smoothing import path_buffers, predict_proba_point
-
-
-@kernel(allocates=True)
-def _plant(tree, X, keys, point_stats, stats, sample_next, sample_mult, s, lifetime,
-           pause_pure, min_samples_split, rng):
-    """Make sample ``s`` the first point of an empty tree (a one-point leaf)."""
-    tree.meta[META_N_NODES] = 1
-    tree.meta[META_ROOT] = 0
-    tree.parent[0] = -1
-    indices = np.array([s], dtype=np.int64)
-    stack = np.zeros((2, 3), dtype=np.int64)
-    stack[0, 2] = 1
-    sample_blocks(tree, X, keys, sample_next, indices, stack, 1, lifetime, True,
-                  pause_pure, min_samples_split, rng)
-    accumulate_new_nodes(tree, stats, point_stats, sample_next, sample_mult, 0)
 
 
 @kernel(allocates=True)
@@ -77,8 +62,8 @@ def boost_rows(tree, X, keys, point_stats, stats, sample_next, sample_mult, samp
         sample_mult[s] = k
         if k > 0:
             if tree.meta[META_N_NODES] == 0:
-                _plant(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
-                       lifetime, pause_pure, min_samples_split, rng)
+                plant_root(tree, X[s], keys[s], lifetime, True, s, sample_next)
+                accumulate_new_nodes(tree, stats, point_stats, sample_next, sample_mult, 0)
             else:
                 leaf, must_regrow = add_point(
                     tree, X, keys, point_stats, stats, sample_next, sample_mult, s,

@@ -5,11 +5,19 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..engine.tree import UNBOUNDED
-from ..forest._base import _NO_TARGETS, BaseMondrianForestClassifier, _reserve_nodes
+from ..engine.storage import FREE_NODES, learn_rows
+from ..engine.tree import META_MAX_LEAF_POINTS, UNBOUNDED
+from ..forest._base import _NO_TARGETS, BaseMondrianForestClassifier
 from ..utils.fast_path import FAST_MAX_ROWS, ONES, fast_call
 from ..utils.parallel import map_trees
 from ._kernels import boost_tree
+
+
+def _regrowth_room(tree):
+    """Free nodes that ``boost_tree`` needs beyond ``FREE_NODES`` to take a row: it
+    cannot hand a re-sampling back, so it stops unless the largest paused leaf can
+    be re-sampled too (``forest._additive.room_for_one_point``)."""
+    return 2 * int(tree.arrays.meta[META_MAX_LEAF_POINTS]) + 6 - FREE_NODES
 
 
 class MondrianBoostingClassifier(BaseMondrianForestClassifier):
@@ -117,13 +125,15 @@ class MondrianBoostingClassifier(BaseMondrianForestClassifier):
         for t in range(first_tree, len(self.trees_)):
             tree = self.trees_[t]
             tree.ensure_sample_capacity(store.n)
-            while position < ids.shape[0]:
-                _reserve_nodes(tree, ids.shape[0] - position, conservative=True)
-                position = boost_tree(
+
+            def run_kernel(tree, position, t=t):
+                return boost_tree(
                     tree.arrays, store.X, store.keys, store.stats, tree.node_stats["stats"],
                     tree.sample_next, tree.sample_mult, ids, position, lam, weights,
                     seen_weight, self._boost_errors[t], gamma, float(self.lifetime), True,
                     int(self.min_samples_split), tree.rng_state)
+
+            learn_rows(tree, run_kernel, position, ids.shape[0], room=_regrowth_room)
             position = 0
 
     # ----------------------------------------------------------------- fast path

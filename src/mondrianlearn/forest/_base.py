@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..engine.growth import close_pending_blocks
 from ..engine.saved_trees import restore_derived, without_derived
+from ..engine.storage import batch_nodes, learn_rows, sample_with_growth
 from ..engine.tree import (
     META_MAX_LEAF_POINTS,
     META_N_NODES,
@@ -529,9 +530,6 @@ def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
                             one_hot)
         return
     n = ids.shape[0]
-    # Batch-sampled Mondrian forests have about one node per point (0.7-1.4 on the
-    # MF paper's datasets); starting there avoids most regrowth copies.
-    tree.ensure_node_capacity(max(16, min(2 * n, n + 64)), limit=max_nodes)
     arrays = tree.arrays
     arrays.meta[META_N_NODES] = 1
     arrays.meta[META_ROOT] = 0
@@ -540,55 +538,44 @@ def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
     indices = ids.copy()
     stack = np.empty((n + 1, 3), dtype=np.int64)
     stack[0] = (0, 0, n)
-    size = 1
-    while True:
-        size = sample_tree(tree.arrays, store.X, store.keys, store.stats,
-                           tree.node_stats["stats"], tree.sample_next, tree.sample_mult,
-                           indices, stack, size, lifetime, True, pause_pure, mss,
-                           tree.rng_state)
-        if size == 0:
-            return
-        if tree.capacity >= max_nodes:  # node budget reached: pause what is left
-            close_pending_blocks(tree.arrays, store.X, store.keys, tree.sample_next,
-                                 indices, stack, size, lifetime)
-            accumulate_new_nodes(tree.arrays, tree.node_stats["stats"], store.stats,
-                                 tree.sample_next, tree.sample_mult, 0)
-            return
-        tree.ensure_node_capacity(tree.capacity * 3 // 2 + 2, limit=max_nodes)
+    size = [1]
 
+    def run_sampler(tree):
+        size[0] = sample_tree(tree.arrays, store.X, store.keys, store.stats,
+                              tree.node_stats["stats"], tree.sample_next, tree.sample_mult,
+                              indices, stack, size[0], lifetime, True, pause_pure, mss,
+                              tree.rng_state)
+        return size[0]
 
-def _reserve_nodes(tree, n_points, conservative=False, max_nodes=UNBOUNDED):
-    """Grow a tree's storage ahead of ``n_points`` online insertions.
-
-    ``conservative`` also reserves room to re-sample the largest paused leaf (for
-    loops that cannot hand a pending re-sampling back to Python).
-    """
-    meta = tree.arrays.meta
-    needed = int(meta[META_N_NODES] + 4 + min(2 * n_points, meta[META_N_NODES] // 2 + 64))
-    if conservative:
-        needed += int(2 * meta[META_MAX_LEAF_POINTS] + 2)
-    if needed > tree.capacity:
-        tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2), limit=max_nodes)
+    if sample_with_growth(tree, run_sampler, batch_nodes(n), limit=max_nodes):
+        # Node budget reached: pause what is left.
+        close_pending_blocks(tree.arrays, store.X, store.keys, tree.sample_next,
+                             indices, stack, size[0], lifetime)
+        accumulate_new_nodes(tree.arrays, tree.node_stats["stats"], store.stats,
+                             tree.sample_next, tree.sample_mult, 0)
 
 
 def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
                         max_nodes=UNBOUNDED, one_hot=False, position=0, leaf=-1):
     """Extend a tree point by point with ``ids[position:]``, growing storage as
     needed (``leaf``: a paused leaf to re-sample first, or -1)."""
-    pending = np.full(1, -1, dtype=np.int64)
-    while True:
-        if leaf >= 0:
-            tree.ensure_node_capacity(tree.n_nodes + 2 * int(tree.arrays.n_points[leaf]) + 2,
-                                      limit=max_nodes)
+    pending = np.full(1, leaf, dtype=np.int64)
+
+    def regrowth(tree):  # re-sampling the pending leaf makes two nodes per point
+        leaf = pending[0]
+        return 0 if leaf < 0 else 2 * int(tree.arrays.n_points[leaf]) + 2
+
+    def run_kernel(tree, position):
+        if pending[0] >= 0:
             regrow_and_count(tree.arrays, store.X, store.keys, store.stats,
                              tree.node_stats["stats"], tree.sample_next, tree.sample_mult,
-                             leaf, lifetime, pause_pure, mss, tree.rng_state)
+                             pending[0], lifetime, pause_pure, mss, tree.rng_state)
+            pending[0] = -1
         if position >= ids.shape[0]:
-            return
-        _reserve_nodes(tree, ids.shape[0] - position, max_nodes=max_nodes)
-        position = extend_tree(tree.arrays, store.X, store.keys, store.stats,
-                               tree.node_stats["stats"], tree.sample_next,
-                               tree.sample_mult, ids, position, bootstrap, lifetime, True,
-                               pause_pure, mss, tree.rng_state, pending, max_nodes,
-                               one_hot)
-        leaf = int(pending[0])
+            return position
+        return extend_tree(tree.arrays, store.X, store.keys, store.stats,
+                           tree.node_stats["stats"], tree.sample_next, tree.sample_mult,
+                           ids, position, bootstrap, lifetime, True, pause_pure, mss,
+                           tree.rng_state, pending, max_nodes, one_hot)
+
+    learn_rows(tree, run_kernel, position, ids.shape[0], limit=max_nodes, pending=regrowth)

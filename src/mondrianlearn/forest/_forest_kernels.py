@@ -11,6 +11,7 @@ finishes it with the full path. The table's one per-node array is ``stats``.
 import numpy as np
 
 from ..engine._jit import kernel
+from ..engine.storage import FREE_NODES
 from ..engine.tree import META_N_NODES
 from ..engine.tree_table import (
     COLUMN_SAMPLE_MULT,
@@ -75,7 +76,7 @@ def store_rows(X, keys, weights, targets, store_X, store_keys, store_stats, n_st
 
 
 @kernel
-def _needs_python(tree, sizes, t, n_new, n_stored, max_nodes, path):
+def _needs_python(tree, sizes, t, n_stored, max_nodes, path):
     """Whether the full path would grow this tree (nodes or sample links) before
     extending it, or the shared work space is too small for it."""
     capacity = sizes[t, SIZE_NODES]
@@ -85,8 +86,7 @@ def _needs_python(tree, sizes, t, n_new, n_stored, max_nodes, path):
     links, mult = sizes[t, SIZE_SAMPLE_NEXT], sizes[t, SIZE_SAMPLE_MULT]
     if (links > 0 and links < n_stored) or (mult > 0 and mult < n_stored):
         return True
-    needed = n_nodes + 4 + min(2 * n_new, n_nodes // 2 + 64)
-    return needed > capacity and capacity < max_nodes
+    return n_nodes + FREE_NODES > capacity and capacity < max_nodes  # engine.storage.must_grow
 
 
 @kernel
@@ -104,7 +104,7 @@ def extend_forest(addresses, sizes, store_X, store_keys, store_stats, ids, n_sta
     for t in range(addresses.shape[0]):
         tree = tree_at(addresses, sizes, t, n_features)
         leaves[t] = -1
-        if _needs_python(tree, sizes, t, ids.shape[0], n_stored, max_nodes, path):
+        if _needs_python(tree, sizes, t, n_stored, max_nodes, path):
             stops[t] = 0
             left_over += 1
             continue

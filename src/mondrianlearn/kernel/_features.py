@@ -18,6 +18,7 @@ from ..engine._jit import kernel
 from ..engine.extension import extend_to_leaf
 from ..engine.growth import sample_blocks
 from ..engine.paths import apply_tree
+from ..engine.storage import batch_nodes, learn_rows, sample_with_growth
 from ..engine.tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, TreeState
 from ..utils.fast_path import FAST_MAX_ROWS, fast_call
 from ..utils.parallel import map_trees
@@ -263,7 +264,6 @@ def new_partition(n_features, rng_state, stats=("column",)):
 def sample_partition(tree, X, lifetime):
     """Sample ``tree`` (empty) in batch on the rows of ``X`` with ``lifetime``."""
     n = X.shape[0]
-    tree.ensure_node_capacity(max(16, min(2 * n, 64)))
     arrays = tree.arrays
     arrays.meta[META_N_NODES] = 1
     arrays.meta[META_ROOT] = 0
@@ -273,13 +273,17 @@ def sample_partition(tree, X, lifetime):
     keys = np.zeros(n, dtype=np.int64)
     stack = np.empty((n + 1, 3), dtype=np.int64)
     stack[0] = (0, 0, n)
-    size = 1
-    while True:
-        size = sample_blocks(tree.arrays, X, keys, _NO_SAMPLES, indices, stack, size,
-                             lifetime, False, False, 2, tree.rng_state)
-        if size == 0:
-            return
-        tree.ensure_node_capacity(tree.capacity * 2)
+    size = [1]
+
+    def run_sampler(tree):
+        size[0] = sample_blocks(tree.arrays, X, keys, _NO_SAMPLES, indices, stack, size[0],
+                                lifetime, False, False, 2, tree.rng_state)
+        return size[0]
+
+    # A partition of finite lifetime starts small, as it may stop growing with the
+    # points; when it does not, doubling halves the copies of its way up to them
+    # (``fit`` trims the spare room).
+    sample_with_growth(tree, run_sampler, batch_nodes(n, grows_with_points=False), factor=2)
 
 
 def extend_partition_rows(tree, X, lifetime, position=0, leaves=None):
@@ -290,12 +294,11 @@ def extend_partition_rows(tree, X, lifetime, position=0, leaves=None):
     """
     if leaves is None:
         leaves = np.empty(X.shape[0], dtype=np.int64)
-    while position < X.shape[0]:
-        needed = tree.n_nodes + 2 + min(2 * (X.shape[0] - position), tree.n_nodes + 64)
-        if needed > tree.capacity:
-            tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2))
-        position = extend_partition(tree.arrays, X, position, lifetime, tree.rng_state,
-                                    leaves)
+
+    def run_kernel(tree, position):
+        return extend_partition(tree.arrays, X, position, lifetime, tree.rng_state, leaves)
+
+    learn_rows(tree, run_kernel, position, X.shape[0])
     return leaves
 
 

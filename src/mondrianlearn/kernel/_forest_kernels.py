@@ -26,6 +26,7 @@ import numpy as np
 
 from ..engine._jit import kernel
 from ..engine.boxes import find_leaf
+from ..engine.storage import FREE_NODES
 from ..engine.tree import LEAF, META_N_NODES
 from ..engine.tree_table import (
     COLUMN_STATS,
@@ -59,7 +60,7 @@ def extend_partitions(addresses, sizes, X, lifetime, excess, path, no_samples, l
         n_nodes = tree.meta[META_N_NODES]
         n_before[t] = n_nodes
         stops[t] = 0
-        if (n_nodes == 0 or n_nodes + 2 + min(2 * n_rows, n_nodes + 64) > capacity
+        if (n_nodes == 0 or n_nodes + FREE_NODES > capacity  # engine.storage.must_grow
                 or path.shape[0] < capacity):
             left_over += 1  # the full path grows the tree before extending it
             continue

@@ -20,6 +20,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from ..engine.storage import NODES_PER_ROW
 from ..engine.tree import LEAF
 from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import FAST_MAX_ROWS, ONES, fast_call
@@ -803,10 +804,8 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
             if self.lifetime == "auto":
                 due = int(np.ceil(self._next_selection - self.n_samples_seen_))
                 stop = min(n, start + max(due, 1))
-            for tree in self.trees_:
-                needed = tree.n_nodes + 2 * (stop - start)
-                if needed > tree.capacity:
-                    tree.ensure_node_capacity(max(needed, tree.capacity * 3 // 2))
+            for tree in self.trees_:  # learn_cells cannot stop in one tree: room for all
+                tree.reserve(tree.n_nodes + NODES_PER_ROW * (stop - start))
             capacity = max(tree.capacity for tree in self.trees_)
             if work[1].shape[0] < capacity:
                 work[1] = np.empty(2 * capacity, dtype=np.int64)

@@ -1,0 +1,203 @@
+"""Growth of node storage: how much room a tree reserves, and the loop that grows it.
+
+Compiled kernels never allocate node storage: they stop when the next node might
+not fit and return how far they got. Between their calls, Python grows the tree
+(``TreeState.reserve``) and calls again. Every model drives its kernels with
+:func:`learn_rows` (rows learned one by one) or :func:`sample_with_growth` (a
+batch sampled block by block), so the policy is decided here, in one place:
+
+- a tree grows when it might not take its next row (:func:`must_grow`), to
+  :func:`nodes_to_reserve` nodes for the rows left;
+- a growth step multiplies the capacity by :data:`GROWTH_FACTOR` at least;
+- a node budget (``max_nodes``) caps every step.
+
+Capacity is not observable: spare room changes no computation. Only models that
+renumber their nodes when they grow (``engine.layout``) see node ids change with
+it, and renumbering changes no prediction.
+"""
+
+GROWTH_FACTOR = 1.5
+"""Smallest ratio of the new capacity to the old one in a growth step.
+
+Geometric growth makes the copies cost O(1) per node over a tree's life. 3/2
+rather than 2 bounds the spare room of a grown tree by a third of its arrays and
+the peak of a copy (old and new arrays at once) by 2.5 times the nodes rather than
+3, which is what matters for forests of big trees."""
+
+NODES_PER_ROW = 2
+"""Most nodes that one row can add to a tree: a new split and the row's leaf."""
+
+START_CAPACITY = 16
+"""Capacity of a new tree, and the least that batch sampling reserves."""
+
+FREE_NODES = 3
+"""Free nodes that a kernel is guaranteed when it is called: it can take a row (a
+split and a leaf, or a root) before it checks the capacity again."""
+
+ROOM_AHEAD = 64
+"""Nodes reserved past a call's own bounds, so that small trees and calls of a few
+rows do not grow one node at a time."""
+
+
+def grown_capacity(capacity, needed, limit=None, factor=GROWTH_FACTOR):
+    """The capacity of a growth step from ``capacity`` that fits ``needed`` nodes.
+
+    Parameters
+    ----------
+    capacity : int
+        Current capacity (smaller than ``needed``).
+    needed : int
+        Nodes that must fit.
+    limit : int, optional
+        Node budget: the result never exceeds it.
+    factor : float
+        Least growth ratio (:data:`GROWTH_FACTOR` unless the caller has a reason).
+
+    Returns
+    -------
+    int
+    """
+    capacity = max(int(needed), int(capacity * factor))
+    return capacity if limit is None else min(capacity, int(limit))
+
+
+def must_grow(n_nodes, capacity, extra=0):
+    """Whether a tree grows before a kernel is called on it.
+
+    A tree grows when fewer than :data:`FREE_NODES` nodes (and ``extra``, what the
+    kernel needs beyond one row) are free, not earlier: a tree is full, not a third
+    empty, when it grows. The compiled fast paths (which leave the trees that must
+    grow to Python) test the same condition, so that both paths grow, and
+    renumber, a tree at the same points.
+
+    Parameters
+    ----------
+    n_nodes, capacity : int
+    extra : int
+
+    Returns
+    -------
+    bool
+    """
+    return n_nodes + FREE_NODES + extra > capacity
+
+
+def nodes_to_reserve(n_nodes, n_rows):
+    """Nodes to have room for before learning ``n_rows`` more rows in a tree.
+
+    A row adds at most :data:`NODES_PER_ROW` nodes. A long call reserves for its
+    first rows only (half the tree plus :data:`ROOM_AHEAD`) and grows again as it
+    goes: most rows add no node to a grown tree, and the geometric growth keeps the
+    number of copies small. Two more nodes are always free when a kernel starts.
+
+    Parameters
+    ----------
+    n_nodes : int
+        Nodes of the tree now.
+    n_rows : int
+        Rows left to learn.
+
+    Returns
+    -------
+    int
+    """
+    return n_nodes + 2 + min(NODES_PER_ROW * n_rows, n_nodes // 2 + ROOM_AHEAD)
+
+
+def batch_nodes(n_points, grows_with_points=True):
+    """Nodes to reserve before sampling a tree on ``n_points`` points at once.
+
+    Parameters
+    ----------
+    n_points : int
+    grows_with_points : bool
+        Trees sampled to the end (pausing, infinite lifetime) have about one node
+        per point (0.7-1.4 on the MF paper's datasets): ``n_points`` nodes and
+        :data:`ROOM_AHEAD` more. A partition of finite lifetime (the Mondrian
+        kernel's) may stop growing with the points: :data:`ROOM_AHEAD` then.
+
+    Returns
+    -------
+    int
+        Never more than a binary tree over the points can have (``2 * n_points``),
+        nor less than :data:`START_CAPACITY`.
+    """
+    ahead = n_points + ROOM_AHEAD if grows_with_points else ROOM_AHEAD
+    return max(START_CAPACITY, min(2 * n_points, ahead))
+
+
+def learn_rows(tree, run_kernel, position, n_rows, limit=None, renumber=False, room=None,
+               pending=None):
+    """Learn rows ``position:n_rows`` in ``tree``, growing its storage between calls.
+
+    Parameters
+    ----------
+    tree : TreeState
+    run_kernel : callable
+        ``run_kernel(tree, start)`` learns from row ``start`` on and returns the
+        first row it did not learn (it stops when the next row might not fit).
+    position : int
+        First row to learn.
+    n_rows : int
+        Rows in all.
+    limit : int, optional
+        Node budget (``max_nodes``): storage never grows past it, and the kernel
+        must then learn rows without adding nodes.
+    renumber : bool
+        Renumber the nodes depth-first when the tree grows (see
+        ``TreeState.reserve``); only for kernels that hold no node id across calls.
+    room : callable, optional
+        ``room(tree)``: free nodes that every call needs beyond :data:`FREE_NODES`
+        (e.g. to re-sample the largest paused leaf, for kernels that cannot hand a
+        re-sampling back).
+    pending : callable, optional
+        ``pending(tree)``: free nodes that the work the last call left unfinished
+        needs (e.g. 2 per point of a paused leaf to re-sample, and 2), or 0. While
+        it is not 0, the kernel is called again, even with no row left.
+
+    Returns
+    -------
+    int
+        ``n_rows``.
+    """
+    while True:
+        extra = 0 if pending is None else pending(tree)
+        if position >= n_rows and not extra:
+            return position
+        if room is not None:
+            extra += room(tree)
+        n_nodes = tree.n_nodes
+        if must_grow(n_nodes, tree.capacity, extra):
+            tree.reserve(nodes_to_reserve(n_nodes, n_rows - position) + extra,
+                         limit=limit, renumber=renumber)
+        position = run_kernel(tree, position)
+
+
+def sample_with_growth(tree, run_sampler, first, limit=None, factor=GROWTH_FACTOR):
+    """Sample a tree in batch, growing its storage between calls of the sampler.
+
+    Parameters
+    ----------
+    tree : TreeState
+    run_sampler : callable
+        ``run_sampler(tree)`` samples the blocks still pending and returns how many
+        are left (0 when done; it stops when the next block might not fit).
+    first : int
+        Nodes to reserve before the first call (see :func:`batch_nodes`).
+    limit : int, optional
+        Node budget: once the storage reaches it, the sampling stops.
+    factor : float
+        Least growth ratio of a step (see ``TreeState.reserve``).
+
+    Returns
+    -------
+    int
+        Blocks left pending: 0, unless the budget stopped the sampling (the caller
+        then pauses them, ``engine.growth.close_pending_blocks``).
+    """
+    tree.reserve(first, limit=limit)
+    left = run_sampler(tree)
+    while left and (limit is None or tree.capacity < limit):
+        tree.reserve(tree.capacity + 2, limit=limit, factor=factor)  # a cut: two nodes
+        left = run_sampler(tree)
+    return left

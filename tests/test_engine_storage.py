@@ -1,0 +1,174 @@
+"""Growth of node storage (engine.storage) and the one-point root (engine.growth)."""
+
+import numpy as np
+import pytest
+
+from mondrianlearn import AMFClassifier, MondrianBoostingClassifier, MondrianForestClassifier
+from mondrianlearn.engine.growth import plant_root, sample_blocks
+from mondrianlearn.engine.storage import (
+    FREE_NODES,
+    GROWTH_FACTOR,
+    batch_nodes,
+    grown_capacity,
+    learn_rows,
+    must_grow,
+    nodes_to_reserve,
+    sample_with_growth,
+)
+from mondrianlearn.engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, TreeState
+
+
+def _tree(capacity=16):
+    return TreeState(2, np.arange(4, dtype=np.uint64), {"stats": np.zeros((16, 3))},
+                     keep_samples=False, capacity=capacity)
+
+
+def test_the_growth_factor_is_at_most_three_halves():
+    assert 1.0 < GROWTH_FACTOR <= 1.5
+
+
+@pytest.mark.parametrize("capacity", [2, 16, 17, 1000, 12345])
+@pytest.mark.parametrize("needed_over", [1, 5, 10_000])
+@pytest.mark.parametrize("limit", [None, 20, 1500, 30_000])
+def test_a_growth_step_fits_the_need_grows_geometrically_and_keeps_the_limit(
+        capacity, needed_over, limit):
+    needed = capacity + needed_over
+    new = grown_capacity(capacity, needed, limit)
+    if limit is not None:
+        assert new <= limit
+        needed, at_least = min(needed, limit), min(int(capacity * GROWTH_FACTOR), limit)
+    else:
+        at_least = int(capacity * GROWTH_FACTOR)
+    assert new >= needed and new >= at_least
+    assert new == max(needed, at_least)  # and no more
+
+
+def test_reserve_grows_the_node_statistics_and_keeps_the_limit():
+    tree = _tree()
+    tree.arrays.meta[META_N_NODES] = 10
+    tree.reserve(12)
+    assert tree.capacity == 16  # fits: no copy
+    tree.reserve(17)
+    assert tree.capacity == 24  # by the growth factor
+    assert tree.node_stats["stats"].shape == (24, 3)
+    tree.reserve(1000, limit=100)
+    assert tree.capacity == 100
+    tree.reserve(1000, limit=100)
+    assert tree.capacity == 100
+
+
+def test_a_new_tree_grows_when_its_next_row_might_not_fit():
+    assert not must_grow(13, 16)
+    assert must_grow(14, 16)
+    assert must_grow(13, 16, extra=1)
+    assert nodes_to_reserve(0, 1) == 4
+    assert nodes_to_reserve(100, 10_000) == 100 + 2 + 50 + 64
+    assert batch_nodes(1) == 16 and batch_nodes(1000) == 1064
+    assert batch_nodes(1000, grows_with_points=False) == 64
+
+
+def _fake_kernel(limit, log):
+    """Learns a row with two new nodes while they fit (none past ``limit``)."""
+    def run(tree, position):
+        log.append((tree.n_nodes, tree.capacity))
+        meta = tree.arrays.meta
+        for i in range(position, 1000):
+            if meta[META_N_NODES] + 2 > limit:
+                continue  # a full tree takes rows without new nodes
+            if meta[META_N_NODES] + 2 > tree.capacity:
+                return i
+            meta[META_N_NODES] += 2
+        return 1000
+    return run
+
+
+@pytest.mark.parametrize("limit", [None, 101, 500, 5000])
+def test_learning_rows_reserves_what_the_kernel_needs_and_never_passes_the_limit(limit):
+    tree = _tree()
+    log = []
+    assert learn_rows(tree, _fake_kernel(limit or 1 << 62, log), 0, 1000, limit=limit) == 1000
+    for n_nodes, capacity in log:  # every call had the room it is promised
+        assert n_nodes + FREE_NODES <= capacity or capacity == limit
+    capacities = [c for _, c in log]
+    assert max(capacities) <= (limit or 1 << 62)
+    for old, new in zip(capacities, capacities[1:]):
+        assert new == old or new >= min(int(old * GROWTH_FACTOR), limit or 1 << 62)
+    assert tree.n_nodes <= tree.capacity
+    assert len(log) < 20  # geometric growth: few calls
+
+
+def test_pending_work_is_finished_after_the_last_row():
+    tree = _tree()
+    left = [3]
+
+    def run(tree, position):
+        assert tree.capacity - tree.n_nodes >= FREE_NODES + 50
+        left[0] -= 1
+        return 10
+
+    learn_rows(tree, run, 0, 10, pending=lambda tree: 50 if left[0] else 0)
+    assert left[0] == 0
+
+
+def test_sampling_stops_at_the_budget():
+    tree = _tree()
+    calls = []
+
+    def run(tree):
+        calls.append(tree.capacity)
+        tree.arrays.meta[META_N_NODES] = tree.capacity - 1
+        return 1  # always a block left
+
+    assert sample_with_growth(tree, run, batch_nodes(3), limit=40) == 1
+    assert calls[-1] == 40 and tree.capacity == 40
+    assert all(b >= int(a * GROWTH_FACTOR) or b == 40 for a, b in zip(calls, calls[1:]))
+
+
+@pytest.mark.parametrize("paused", [False, True])
+def test_the_planted_root_is_what_the_sampler_makes_of_one_point(paused):
+    x = np.array([[0.25, -3.0]])
+    keys = np.array([4])
+    sample_next = np.full(4, -1, dtype=np.int64)
+    planted, sampled = _tree(), _tree()
+    rng = np.arange(1, 5, dtype=np.uint64)
+    assert plant_root(planted.arrays, x[0], 4, 7.5, paused, 0, sample_next) == 0
+    a = sampled.arrays
+    a.meta[META_N_NODES] = 1
+    a.parent[0] = -1
+    stack = np.zeros((2, 3), dtype=np.int64)
+    stack[0, 2] = 1
+    sample_blocks(a, x, keys, sample_next.copy(), np.zeros(1, dtype=np.int64), stack, 1,
+                  7.5, paused, False, 2, rng)
+    assert np.array_equal(rng, np.arange(1, 5, dtype=np.uint64))  # no draw
+    for name, field in planted.arrays._asdict().items():
+        assert np.array_equal(field, getattr(a, name)), name
+    assert planted.arrays.meta[META_MAX_LEAF_POINTS] == int(paused)
+    assert sample_next[0] == -1 and planted.arrays.leaf_head[0] == 0
+
+
+def _stream(n=400, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, 3))
+    return X, (X[:, 0] + X[:, 1] > 1).astype(int)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: AMFClassifier(n_estimators=3, random_state=0),
+    lambda: AMFClassifier(n_estimators=3, random_state=0, max_nodes=50),
+    lambda: MondrianForestClassifier(n_estimators=3, random_state=0),
+    lambda: MondrianForestClassifier(n_estimators=3, random_state=0, max_nodes=50),
+    lambda: MondrianBoostingClassifier(n_estimators=3, random_state=0),
+])
+def test_trees_grown_one_row_at_a_time_equal_trees_grown_in_one_call(make):
+    X, y = _stream()
+    one_call, by_rows = make(), make()
+    one_call.partial_fit(X[:2], y[:2], classes=[0, 1])
+    by_rows.partial_fit(X[:2], y[:2], classes=[0, 1])
+    one_call.partial_fit(X[2:], y[2:])
+    for i in range(2, len(X)):
+        by_rows.partial_fit(X[i:i + 1], y[i:i + 1])
+    Z = np.random.RandomState(1).uniform(size=(200, 3))
+    assert np.array_equal(one_call.predict_proba(Z), by_rows.predict_proba(Z))
+    for a, b in zip(one_call.trees_, by_rows.trees_):
+        assert a.n_nodes == b.n_nodes
+        assert a.n_nodes <= a.capacity and b.n_nodes <= b.capacity
