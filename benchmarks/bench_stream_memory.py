@@ -17,8 +17,13 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import Report, make_parser, markdown_table, progress  # noqa: E402
 
 N_FEATURES = 20
 CHUNK = 10_000
@@ -86,8 +91,7 @@ def run_one(name, n_rows, segments, n_trees):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
+    parser = make_parser(__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=None)
     parser.add_argument("--trees", type=int, default=5,
                         help="trees per forest (unbounded forests of 10 trees need ~13 GB "
@@ -99,41 +103,45 @@ def main():
     if args.child:
         run_one(args.child, n_rows, segments, args.trees)
         return
+    report = Report("bench_stream_memory",
+                    f"Stream of {n_rows:,} rows x {N_FEATURES} features, {args.trees} trees, "
+                    f"mini-batches of {CHUNK:,}", args)
     names = ["MF", "MF max_nodes=20000", "AMF", "AMF max_nodes=20000"]
     results = []
     for name in names:
+        progress(name)
         out = subprocess.run([sys.executable, __file__, "--child", name, "--rows", str(n_rows),
                               "--trees", str(args.trees)],
                              capture_output=True, text=True,
                              env={**os.environ, "PYTHONWARNINGS": "ignore"})
         if out.returncode != 0:
-            print(f"{name} failed:\n{out.stderr[-2000:]}")
+            report.text(f"{name} failed: {out.stderr[-2000:]}")
             continue
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    print(f"# Stream of {n_rows:,} rows x {N_FEATURES} features, {args.trees} trees, "
-          f"mini-batches of {CHUNK:,}\n")
-    print("| model | peak RSS (MB) | final model (MB) | nodes/tree | total s | rows/s | "
-          "test accuracy |")
-    print("|---|---|---|---|---|---|---|")
+    rows = []
     for r in results:
         last = r["segments"][-1]
-        print(f"| {r['name']} | {r['peak_MB']:.0f} | {last['model_MB']:.1f} | "
-              f"{last['nodes_per_tree']:.0f} | {r['seconds']:.1f} | "
-              f"{n_rows / r['seconds']:.0f} | {last['accuracy']:.4f} |")
-    print("\nThroughput, depth, size and accuracy along the stream:\n")
+        rows.append([r["name"], f"{r['peak_MB']:.0f}", f"{last['model_MB']:.1f}",
+                     f"{last['nodes_per_tree']:.0f}", f"{r['seconds']:.1f}",
+                     f"{n_rows / r['seconds']:.0f}", f"{last['accuracy']:.4f}"])
+    report.section("Peak memory, size, speed and accuracy",
+                   markdown_table(["model", "peak RSS (MB)", "final model (MB)", "nodes/tree",
+                                   "total s", "rows/s", "test accuracy"], rows),
+                   "Each model runs in its own process: peak RSS is that process's.")
     for r in results:
-        print(f"**{r['name']}**\n")
-        print("| rows seen | rows/s in segment | mean leaf depth | nodes/tree | model MB | "
-              "test accuracy |")
-        print("|---|---|---|---|---|---|")
-        for s in r["segments"]:
-            print(f"| {s['rows']:,} | {s['rows_per_s']:.0f} | {s['depth']:.1f} | "
-                  f"{s['nodes_per_tree']:.0f} | {s['model_MB']:.1f} | {s['accuracy']:.4f} |")
+        segment_rows = [[f"{s['rows']:,}", f"{s['rows_per_s']:.0f}", f"{s['depth']:.1f}",
+                         f"{s['nodes_per_tree']:.0f}", f"{s['model_MB']:.1f}",
+                         f"{s['accuracy']:.4f}"] for s in r["segments"]]
         first, last = r["segments"][0], r["segments"][-1]
         slow = first["rows_per_s"] / last["rows_per_s"]
         deeper = last["depth"] / max(first["depth"], 1e-9)
-        print(f"\nthroughput fell {slow:.2f}x while the depth grew {deeper:.2f}x "
-              f"({'within' if slow <= 1.25 * deeper else 'MORE than'} what depth explains)\n")
+        report.section(
+            f"{r['name']}: throughput, depth, size and accuracy along the stream",
+            markdown_table(["rows seen", "rows/s in segment", "mean leaf depth", "nodes/tree",
+                            "model MB", "test accuracy"], segment_rows),
+            f"throughput fell {slow:.2f}x while the depth grew {deeper:.2f}x "
+            f"({'within' if slow <= 1.25 * deeper else 'MORE than'} what depth explains)")
+    report.finish()
 
 
 if __name__ == "__main__":
