@@ -19,7 +19,8 @@ from ..engine.storage import learn_rows
 from ..engine.tree import UNBOUNDED, TreeState
 from ..utils.drift_param import DRIFT_CONSTRAINT, DriftMixin
 from ..utils.estimator import TreeModelMixin
-from ..utils.fast_path import fast_call
+from ..utils.fast_path import NO_UNITS, fast_call
+from ..utils.feature_scale import rows_in_units, to_units
 from ..utils.parallel import map_trees, runs_sequentially
 from ..utils.validation import check_X_predict
 from ._forest_kernels import prediction_work
@@ -135,68 +136,85 @@ class BaseAMF(DriftMixin, TreeModelMixin, BaseEstimator):
 
     # ----------------------------------------------------------------- fast path
     @fast_call
-    def _learn_fast(self, learn_forest, X, data):
+    def _learn_fast(self, learn_forest, rows, data):
         """Learn the rows in one compiled call over all trees:
-        ``learn_forest(addresses, sizes, X, *data, feature_range, *_fast_args,
-        *work)``. The trees it leaves (room to grow, renumbering) are finished by the
-        full path's per-tree loop (``_tree_learner(X, *data)``). Returns False, with
-        nothing changed, when the rows are refused."""
-        if self._adapts_to_drift():
+        ``learn_forest(addresses, sizes, X, units, follow, scaled, *data,
+        feature_range, *_fast_args, *work)``, ``rows = (X, units, follow)`` from
+        ``_fast_input``. The trees it leaves (room to grow, renumbering) are finished
+        by the full path's per-tree loop (``_tree_learner(X_in_units, *data)``).
+        Returns False, with nothing changed, when the rows are refused."""
+        X, units, follow = rows
+        n_rows, n_features = X.shape
+        state = self.__dict__
+        scaled = self._fast_scaled(n_rows, n_features) if units.shape[1] else X
+        if state.get("drift") is not None or state.get("_drift_state") is not None:
             from ..drift import learn_fast
 
-            return learn_fast(self, X, data)
-        table = self._fast_table()
-        if table is None:
-            return False
-        scratch = self._fast_scratch
+            self._adapts_to_drift()  # raises for drift=None set after drift adaptation
+            if units.shape[1] and not rows_in_units(X, units, follow, self._feature_range,
+                                                    scaled):
+                return False
+            return learn_fast(self, scaled, data)
+        trees = state["trees_"]
+        scratch = state["_fast_scratch"]
+        table = scratch.table
+        if table is None or not table.refresh(trees):
+            table = self._fast_table()
+            if table is None:
+                return False
         work = scratch.work.get("learn")
-        if work is None or work[0].shape[0] != X.shape[1] or work[3].shape[0] != len(self.trees_):
-            n_trees = len(self.trees_)
-            work = scratch.work["learn"] = (
-                np.empty(X.shape[1]),
-                np.empty(max(t.capacity for t in self.trees_), dtype=np.int64),
-                np.empty(0, dtype=np.int64), np.empty(n_trees, dtype=np.int64),
-                np.empty(n_trees, dtype=np.int64))
-        left_over = learn_forest(table.addresses, table.sizes, X, *data, self._feature_range,
-                                 *self._fast_args, *work)
+        if work is None or work[0].shape[0] != n_features or work[3].shape[0] != len(trees):
+            work = scratch.work["learn"] = _learn_work(n_features, trees)
+        left_over = learn_forest(table.addresses, table.sizes, X, units, follow, scaled, *data,
+                                 state["_feature_range"], *state["_fast_args"], *work)
         if left_over < 0:
             return False
-        n_rows = X.shape[0]
         if left_over:
-            run_kernel = self._tree_learner(X, *data)
+            run_kernel = self._tree_learner(scaled, *data)
             n_before, stops = work[3], work[4]
-            for t, tree in enumerate(self.trees_):
+            for t, tree in enumerate(trees):
                 position = int(stops[t])
                 if position < n_rows or 2 * (tree.n_nodes - n_before[t]) >= tree.n_nodes:
                     self._learn_tree(tree, n_rows, run_kernel, position, int(n_before[t]))
-            if work[1].shape[0] < max(t.capacity for t in self.trees_):
-                del scratch.work["learn"]
+            if work[1].shape[0] < max(t.capacity for t in trees):
+                scratch.work["learn"] = _learn_work(n_features, trees)
         self.__dict__["n_samples_seen_"] += n_rows  # not a parameter: no __setattr__
         return True
 
     @fast_call
-    def _predict_fast(self, predict_forest, X, n_outputs):
-        """``predict_forest(addresses, sizes, X, *_fast_predict_args, out, *work)`` over
-        all trees in one compiled call; None when the rows are refused (the full
-        path then raises the usual error)."""
-        if self.__dict__.get("_drift_state") is not None:
+    def _predict_fast(self, predict_forest, X, n_outputs, units=NO_UNITS):
+        """``predict_forest(addresses, sizes, X, units, scaled, *_fast_predict_args,
+        out, *work)`` over all trees in one compiled call (``X`` in the caller's
+        units, read in ``units``: see ``_fast_input``); None when the rows are
+        refused (the full path then raises the usual error)."""
+        n_rows, n_features = X.shape
+        state = self.__dict__
+        if state.get("_drift_state") is not None:
             from ..drift import predict_fast
 
+            if units.shape[1]:
+                scaled = np.empty_like(X)
+                to_units(X, units, scaled)
+                X = scaled
             return predict_fast(self, X, n_outputs)
-        table = self._fast_table()
-        if table is None:
-            return None
-        out = np.zeros((X.shape[0], n_outputs) if n_outputs else X.shape[0])
-        work = self._fast_scratch.work
+        scratch = state["_fast_scratch"]
+        table = scratch.table
+        if table is None or not table.refresh(state["trees_"]):
+            table = self._fast_table()
+            if table is None:
+                return None
+        scaled = self._fast_scaled(n_rows, n_features) if units.shape[1] else X
+        out = np.zeros((n_rows, n_outputs) if n_outputs else n_rows)
+        work = scratch.work
         for _ in range(2):
             cached = work.get("predict")
-            if cached is None or cached[0] != (X.shape[1], n_outputs):
-                capacity = max(t.capacity for t in self.trees_)
+            if cached is None or cached[0] != (n_features, n_outputs):
                 cached = work["predict"] = (
-                    (X.shape[1], n_outputs),
-                    prediction_work(capacity, X.shape[1], max(n_outputs, 1)))
-            status = predict_forest(table.addresses, table.sizes, X, *self._fast_predict_args,
-                                    out, *cached[1])
+                    (n_features, n_outputs),
+                    prediction_work(_with_headroom(self.trees_), n_features,
+                                    max(n_outputs, 1)))
+            status = predict_forest(table.addresses, table.sizes, X, units, scaled,
+                                    *state["_fast_predict_args"], out, *cached[1])
             if status >= 0:
                 return out if status == 1 else None
             del work["predict"]  # a tree outgrew the work arrays
@@ -286,3 +304,19 @@ class BaseAMF(DriftMixin, TreeModelMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         return tags
+
+
+def _with_headroom(trees):
+    """Nodes to size work arrays for: the largest tree's capacity and half more, so
+    that they are not made again each time a tree grows (``engine.storage``)."""
+    capacity = max(t.capacity for t in trees)
+    return capacity + capacity // 2
+
+
+def _learn_work(n_features, trees):
+    """Work arrays of the learning kernels of ``_learn_fast``: ``(excess, path,
+    no_samples, n_before, stops)``."""
+    n_trees = len(trees)
+    return (np.empty(n_features), np.empty(_with_headroom(trees), dtype=np.int64),
+            np.empty(0, dtype=np.int64), np.empty(n_trees, dtype=np.int64),
+            np.empty(n_trees, dtype=np.int64))

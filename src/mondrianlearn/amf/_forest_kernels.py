@@ -28,6 +28,7 @@ from ..engine.tree_table import (
     rng_at,
     tree_at,
 )
+from ..utils.feature_scale import rows_in_units, to_units
 from ._kernels import _learn_classifier_rows, _learn_regressor_rows, target_moments
 from ._path_sums import _proba_rows, _value_rows
 
@@ -58,18 +59,35 @@ def _left_to_python(tree, position, n_rows, n_before):
 
 
 @kernel
-def learn_classifier_forest(addresses, sizes, X, keys, weights, feature_range, step,
-                            dirichlet, split_pure, bootstrap, max_nodes, count_first,
-                            n_classes, excess, path, no_samples, n_before, stops):
+def _accepted_rows(X, units, follow, feature_range, scaled):
+    """Whether the rows to learn are accepted (``rows_in_units``, then
+    ``accept_rows``, which widens ``feature_range``); the rows in units are
+    ``scaled``, or ``X`` itself when ``units`` has no column."""
+    if not rows_in_units(X, units, follow, feature_range, scaled):
+        return False
+    if units.shape[1]:
+        return accept_rows(scaled, feature_range)
+    return accept_rows(X, feature_range)
+
+
+@kernel
+def learn_classifier_forest(addresses, sizes, X, units, follow, scaled, keys, weights,
+                            feature_range, step, dirichlet, split_pure, bootstrap, max_nodes,
+                            count_first, n_classes, excess, path, no_samples, n_before,
+                            stops):
     """Learn the rows in every tree (``learn_classifier_tree`` per tree).
 
-    Returns -1 if the rows are refused (non-finite, range overflow; nothing
+    ``X`` is in the caller's units: the rows learned are ``scaled``, filled here,
+    when ``units`` has columns (see ``_accepted_rows``). Returns -1 if the rows are
+    refused (non-finite, range overflow, a unit change with ``follow``; nothing
     changed), else the number of trees that Python must take over: for those,
     ``stops[t]`` is the first row not learned and ``n_before[t]`` the tree's node
     count before the call.
     """
-    if not accept_rows(X, feature_range):
+    if not _accepted_rows(X, units, follow, feature_range, scaled):
         return -1
+    if units.shape[1]:
+        X = scaled
     n_features = X.shape[1]
     left_over = 0
     for t in range(addresses.shape[0]):
@@ -93,16 +111,20 @@ def learn_classifier_forest(addresses, sizes, X, keys, weights, feature_range, s
 
 
 @kernel
-def learn_regressor_forest(addresses, sizes, X, keys, y, weights, prior, spread,
-                           feature_range, moments, step, split_pure, bootstrap, max_nodes,
-                           count_first, excess, path, no_samples, n_before, stops):
+def learn_regressor_forest(addresses, sizes, X, units, follow, scaled, keys, y, weights,
+                           prior, spread, feature_range, moments, step, split_pure, bootstrap,
+                           max_nodes, count_first, excess, path, no_samples, n_before, stops):
     """``learn_classifier_forest`` for regression (``learn_regressor_tree`` per tree;
     ``y`` relative to the model's offset, ``keys`` the bit patterns of the targets).
     Once the rows are accepted, ``target_moments`` updates ``moments`` (the running
     moments of the targets) and fills ``prior`` and ``spread``, which the trees left
     to Python then learn with too."""
-    if not finite_rows(y.reshape((y.shape[0], 1))) or not accept_rows(X, feature_range):
+    if not finite_rows(y.reshape((y.shape[0], 1))):
         return -1
+    if not _accepted_rows(X, units, follow, feature_range, scaled):
+        return -1
+    if units.shape[1]:
+        X = scaled
     target_moments(y, weights, moments, prior, spread)
     n_features = X.shape[1]
     left_over = 0
@@ -171,12 +193,17 @@ def _fits(addresses, sizes, done):
 
 
 @kernel(allocates=True)
-def predict_proba_forest(addresses, sizes, X, n_classes, dirichlet, aggregate, extend,
-                         scale, out, floats, ints, done, excess, weights, prefix, row,
-                         prefix_1d):
+def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, dirichlet,
+                         aggregate, extend, scale, out, floats, ints, done, excess, weights,
+                         prefix, row, prefix_1d):
     """Add every tree's probabilities to ``out`` (``predict_proba_tree`` per tree, in
-    tree order). Returns 1, or 0 if ``X`` is not finite, or -1 if a tree does not
-    fit the work arrays (nothing added in both cases)."""
+    tree order); the rows are ``X`` in ``units`` (put into ``scaled``; none when
+    ``units`` has no column, see ``utils.feature_scale.rows_in_units``). Returns 1,
+    or 0 if the rows are not finite, or -1 if a tree does not fit the work arrays
+    (nothing added in both cases)."""
+    if units.shape[1]:
+        to_units(X, units, scaled)
+        X = scaled
     if not finite_rows(X):
         return 0
     if not _fits(addresses, sizes, done) or row.shape[0] < n_classes:
@@ -200,12 +227,16 @@ def predict_proba_forest(addresses, sizes, X, n_classes, dirichlet, aggregate, e
 
 
 @kernel(allocates=True)
-def predict_value_forest(addresses, sizes, X, moments, aggregate, extend, scale, out,
-                         floats, ints, done, excess, weights, prefix_2d, row, prefix):
+def predict_value_forest(addresses, sizes, X, units, scaled, moments, aggregate, extend,
+                         scale, out, floats, ints, done, excess, weights, prefix_2d, row,
+                         prefix):
     """``predict_proba_forest`` for regression (``predict_value_tree`` per tree, the
     prior the running mean ``moments[1]``). The work arrays are those of
     ``prediction_work``; this one uses the one-dimensional ``prefix``, not
     ``prefix_2d`` and ``row``."""
+    if units.shape[1]:
+        to_units(X, units, scaled)
+        X = scaled
     if not finite_rows(X):
         return 0
     if not _fits(addresses, sizes, done):

@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
-from ..utils.fast_path import FAST_MAX_ROWS, ONES
+from ..utils.fast_path import FAST_MAX_ROWS, ONE, ONES
 from ..utils.validation import check_classifier_batch, check_classifier_fit
 from ._base import BaseAMF
 from ._forest_kernels import learn_classifier_forest, predict_proba_forest
@@ -269,12 +269,16 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
     def _partial_fit_fast(self, X, y):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
         call must take the full path (nothing has changed then)."""
-        rows = self._fast_rows(X, y)
+        rows = self._fast_input(X, learning=True)
         if rows is None:
             return False
-        if not self._learn_fast(learn_classifier_forest, rows[0], (rows[1], ONES[: X.shape[0]])):
+        n_rows = rows[0].shape[0]
+        keys = self._fast_keys(y, n_rows)
+        weights = ONE if n_rows == 1 else ONES[:n_rows]
+        if keys is None or not self._learn_fast(learn_classifier_forest, rows, (keys, weights)):
             return False
-        self._keep_first_rows(X, y)
+        if "_first_rows" in self.__dict__:
+            self._keep_first_rows(X, y)
         return True
 
     def _partial_fit_validated(self, X, y):
@@ -367,15 +371,17 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``; rows sum to one.
         """
-        fast = self._fast_X(X)
-        if fast is not None:
-            proba = self._predict_proba_fast(fast)
+        rows = self._fast_input(X)
+        if rows is not None:
+            proba = self._predict_fast(predict_proba_forest, rows[0], len(self.classes_),
+                                       rows[1])
             if proba is not None:
                 return proba
         return self._predict_proba_validated(self._checked_rows(X))
 
     def _predict_proba_fast(self, X):
-        """All trees in one compiled call (see ``utils.fast_path``), or None."""
+        """All trees in one compiled call (see ``utils.fast_path``; ``X`` in the
+        model's units), or None."""
         return self._predict_fast(predict_proba_forest, X, len(self.classes_))
 
     def _predict_proba_validated(self, X):

@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
 
-from ..utils.fast_path import FAST_MAX_ROWS, ONES
+from ..utils.fast_path import FAST_MAX_ROWS, NO_UNITS, ONES
 from ..utils.validation import check_regressor_batch, check_X_y_batch
 from ._base import BaseAMF
 
@@ -268,16 +268,19 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         call must take the full path (nothing has changed then)."""
         from ._forest_kernels import learn_regressor_forest
 
-        rows = self._fast_rows(X, y)
+        rows = self._fast_input(X, learning=True)
         if rows is None:
             return False
-        units_X, targets = rows
+        n_rows = rows[0].shape[0]
+        targets = self._fast_targets(y, n_rows)
+        if targets is None:
+            return False
         keys, z = self._target_keys(targets)
-        n_rows = units_X.shape[0]
-        if not self._learn_fast(learn_regressor_forest, units_X,
+        if not self._learn_fast(learn_regressor_forest, rows,
                                 (keys, z, ONES[:n_rows], np.empty(n_rows), np.empty(n_rows))):
             return False
-        self._keep_first_rows(X, targets)
+        if "_first_rows" in self.__dict__:
+            self._keep_first_rows(X, targets)
         return True
 
     def _partial_fit_validated(self, X, y):
@@ -389,18 +392,19 @@ class AMFRegressor(RegressorMixin, BaseAMF):
             Only when ``return_std`` is true.
         """
         if not return_std:
-            fast = self._fast_X(X)
-            if fast is not None:
-                value = self._predict_fast_values(fast)
+            rows = self._fast_input(X)
+            if rows is not None:
+                value = self._predict_fast_values(*rows[:2])
                 if value is not None:
                     return value
         return self._predict_validated(self._checked_rows(X), return_std)
 
-    def _predict_fast_values(self, X):
-        """All trees in one compiled call (see ``utils.fast_path``), or None."""
+    def _predict_fast_values(self, X, units=NO_UNITS):
+        """All trees in one compiled call (see ``utils.fast_path``; ``X`` read in
+        ``units``), or None."""
         from ._forest_kernels import predict_value_forest
 
-        value = self._predict_fast(predict_value_forest, X, 0)
+        value = self._predict_fast(predict_value_forest, X, 0, units)
         return None if value is None else self._y_offset + value
 
     def _predict_validated(self, X, return_std=False):

@@ -116,13 +116,26 @@ def borrowed_tree(tree):
     )
 
 
+_NO_ORDER = np.empty(0, dtype=np.int64)
+
+
 def _resize_rows(array, capacity, fill, order=None):
     """A copy with ``capacity`` rows (``fill`` past the old ones); with ``order``,
     row ``i`` of the copy is row ``order[i]`` of ``array``."""
+    if order is None:
+        return _resized(array, capacity, array.dtype.type(fill), _NO_ORDER, False)
+    return _resized(array, capacity, array.dtype.type(fill), order, True)
+
+
+@kernel(allocates=True)
+def _resized(array, capacity, fill, order, reorder):
+    """``_resize_rows`` compiled: one call instead of several NumPy operations per
+    array when a tree grows."""
     out = np.empty((capacity,) + array.shape[1:], dtype=array.dtype)
-    if order is not None:
+    if reorder:
         n = order.shape[0]
-        np.take(array, order, axis=0, out=out[:n])
+        for i in range(n):
+            out[i] = array[order[i]]
     else:
         n = min(capacity, array.shape[0])
         out[:n] = array[:n]
@@ -345,15 +358,19 @@ class SampleStore:
         self.stats = np.zeros((16, n_stats), dtype=np.float64)
         self.n = 0
 
-    def append(self, X, keys, stats):
-        """Add rows; return their ids as an int64 array."""
-        m = X.shape[0]
-        needed = self.n + m
+    def reserve(self, needed):
+        """Make room for ``needed`` points (doubling the capacity at least)."""
         if needed > self.X.shape[0]:
             capacity = max(needed, 2 * self.X.shape[0])
             self.X = _resize_rows(self.X, capacity, 0.0)
             self.keys = _resize_rows(self.keys, capacity, 0)
             self.stats = _resize_rows(self.stats, capacity, 0.0)
+
+    def append(self, X, keys, stats):
+        """Add rows; return their ids as an int64 array."""
+        m = X.shape[0]
+        needed = self.n + m
+        self.reserve(needed)
         if stats.shape[1] > self.stats.shape[1]:
             self.widen(stats.shape[1])
         ids = np.arange(self.n, needed, dtype=np.int64)

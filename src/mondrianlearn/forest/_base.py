@@ -35,7 +35,7 @@ from ..engine.tree import (
 )
 from ..utils.drift_param import DRIFT_CONSTRAINT, DriftMixin
 from ..utils.estimator import TreeModelMixin
-from ..utils.fast_path import ONES, fast_call
+from ..utils.fast_path import ONE, ONES, fast_call
 from ..utils.parallel import map_trees
 from ..utils.validation import check_classifier_batch, check_classifier_fit, check_X_predict
 from ._additive import (
@@ -45,7 +45,7 @@ from ._additive import (
     regrow_and_count,
     sample_tree,
 )
-from ._forest_kernels import extend_forest, store_rows
+from ._forest_kernels import learn_forest_rows
 from ._smoothing import ikn_posterior
 
 _NO_TARGETS = np.empty(0)
@@ -208,50 +208,56 @@ class BaseMondrianForest(DriftMixin, TreeModelMixin, BaseEstimator):
 
     # ----------------------------------------------------------------- fast path
     @fast_call
-    def _learn_fast(self, X, keys, targets):
-        """Store the rows and extend every tree in compiled calls (see
-        ``utils.fast_path``); trees that need room or a paused leaf re-sampled are
-        finished by the full path. Returns False, with nothing changed, when the
-        rows are refused."""
-        adapts = self._adapts_to_drift()
-        table = self._fast_table()
-        if table is None:
+    def _learn_fast(self, rows, keys, targets):
+        """Store the rows and extend every tree in one compiled call
+        (``learn_forest_rows``; ``rows = (X, units, follow)`` from ``_fast_input``);
+        trees that need room or a paused leaf re-sampled are finished by the full
+        path. Returns False, with nothing changed, when the rows are refused."""
+        X, units, follow = rows
+        m, n_features = X.shape
+        state = self.__dict__
+        adapts = state.get("drift") is not None or state.get("_drift_state") is not None
+        if adapts:
+            self._adapts_to_drift()  # raises for drift=None set after drift adaptation
+        trees = state["trees_"]
+        scratch = state["_fast_scratch"]
+        table = scratch.table
+        if table is None or not table.refresh(trees):
+            table = self._fast_table()
+            if table is None:
+                return False
+        store = state["_store"]
+        store.reserve(store.n + m)  # as the full path's ``SampleStore.append`` would
+        work = scratch.work.get("extend")
+        if work is None or work[0].shape[0] != n_features or work[3].shape[0] != len(trees):
+            work = scratch.work["extend"] = _extend_work(n_features, trees)
+        # the ids of the new points: kept by drift adaptation, else used in this call
+        ids = work[5] if m == 1 and not adapts else np.empty(m, dtype=np.int64)
+        scaled = self._fast_scaled(m, n_features) if units.shape[1] else X
+        settings = state["_fast_args"]
+        lifetime, pause_pure, mss, bootstrap, max_nodes, one_hot = settings
+        left_over = learn_forest_rows(
+            table.addresses, table.sizes, X, units, follow, scaled, keys,
+            ONE if m == 1 else ONES[:m], targets, store.X, store.keys, store.stats, store.n,
+            state["_feature_range"], _MAX_SCALED_TARGET, not adapts, ids,
+            store.stats.shape[1], bootstrap, lifetime, pause_pure, mss, max_nodes, one_hot,
+            *work[:5])
+        if left_over < 0:
             return False
-        store = self._store
-        m = X.shape[0]
-        if store.n + m > store.X.shape[0]:
-            return False  # the full path grows the store
-        weights = ONES[:m]
-        if not store_rows(X, keys, weights, targets, store.X, store.keys, store.stats,
-                          store.n, self._feature_range, _MAX_SCALED_TARGET):
-            return False
-        ids = np.arange(store.n, store.n + m, dtype=np.int64)
         store.n += m
         if adapts:
             from ..drift import learn_points
 
             learn_points(self, ids)
             return True
-        self.__dict__["n_samples_seen_"] += m  # not a parameter: no __setattr__
-        work = self._fast_scratch.work.get("extend")
-        n_trees = len(self.trees_)
-        if work is None or work[0].shape[0] != X.shape[1] or work[3].shape[0] != n_trees:
-            capacity = max(t.capacity for t in self.trees_)
-            work = self._fast_scratch.work["extend"] = (
-                np.empty(X.shape[1]), np.empty(capacity, dtype=np.int64),
-                np.full(1, -1, dtype=np.int64), np.empty(n_trees, dtype=np.int64),
-                np.empty(n_trees, dtype=np.int64))
-        lifetime, pause_pure, mss, bootstrap, max_nodes, one_hot = self._fast_args
-        left_over = extend_forest(table.addresses, table.sizes, store.X, store.keys,
-                                  store.stats, ids, store.stats.shape[1], bootstrap,
-                                  lifetime, pause_pure, mss, max_nodes, one_hot, *work)
+        state["n_samples_seen_"] += m  # not a parameter: no __setattr__
         if left_over:
             stops, leaves = work[3], work[4]
-            for t, tree in enumerate(self.trees_):
+            for t, tree in enumerate(trees):
                 if stops[t] < m or leaves[t] >= 0:
-                    _learn_tree(tree, store, ids, self._fast_args, int(stops[t]), int(leaves[t]))
-            if work[1].shape[0] < max(t.capacity for t in self.trees_):
-                self._fast_scratch.work.pop("extend")
+                    _learn_tree(tree, store, ids, settings, int(stops[t]), int(leaves[t]))
+            if work[1].shape[0] < max(t.capacity for t in trees):
+                scratch.work["extend"] = _extend_work(n_features, trees)
         if left_over or max_nodes < UNBOUNDED:
             self._release_store_if_full()
         return True
@@ -266,15 +272,17 @@ class BaseMondrianForest(DriftMixin, TreeModelMixin, BaseEstimator):
         super()._remember_fast_state()
         self._fast_args = self._learning_settings()
 
-    def _predict_work(self, n_features, n_outputs):
-        """Work arrays of the prediction kernels, sized for the largest tree."""
-        key = (n_features, n_outputs, max(t.capacity for t in self.trees_) + 1)
+    def _predict_work(self, n_features, n_outputs, fresh=False):
+        """Work arrays of the prediction kernels, sized for the largest tree and half
+        more (``fresh``: made again, after a kernel found a tree too large for them)."""
         cached = self._fast_scratch.work.get("predict")
-        if cached is None or cached[0][:2] != key[:2] or cached[0][2] < key[2]:
-            n = key[2]
+        if fresh or cached is None or cached[0] != (n_features, n_outputs):
+            capacity = max(t.capacity for t in self.trees_) + 1
+            n = capacity + capacity // 2
             cached = self._fast_scratch.work["predict"] = (
-                key, (np.empty(n, dtype=np.int64), np.empty((3, n)),
-                      np.empty((3, max(n_outputs, 1))), np.empty(n_features)))
+                (n_features, n_outputs),
+                (np.empty(n, dtype=np.int64), np.empty((3, n)),
+                 np.empty((3, max(n_outputs, 1))), np.empty(n_features)))
         return cached[1]
 
     def _max_depth_value(self):
@@ -414,8 +422,11 @@ class BaseMondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
     def _partial_fit_fast(self, X, y):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
         call must take the full path (nothing has changed then)."""
-        rows = self._fast_rows(X, y)
-        return rows is not None and self._learn_fast(*rows, _NO_TARGETS)
+        rows = self._fast_input(X, learning=True)
+        if rows is None:
+            return False
+        keys = self._fast_keys(y, rows[0].shape[0])
+        return keys is not None and bool(self._learn_fast(rows, keys, _NO_TARGETS))
 
     def _partial_fit_validated(self, X, y):
         """``partial_fit`` of a fitted model on a checked float64 array (no validation).
@@ -579,3 +590,13 @@ def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
                            tree.rng_state, pending, max_nodes, one_hot)
 
     learn_rows(tree, run_kernel, position, ids.shape[0], limit=max_nodes, pending=regrowth)
+
+
+def _extend_work(n_features, trees):
+    """Work arrays of ``BaseMondrianForest._learn_fast``: ``(excess, path, pending,
+    stops, leaves, ids)``, ``path`` for the largest tree and half more."""
+    n_trees = len(trees)
+    capacity = max(t.capacity for t in trees)
+    return (np.empty(n_features), np.empty(capacity + capacity // 2, dtype=np.int64),
+            np.full(1, -1, dtype=np.int64), np.empty(n_trees, dtype=np.int64),
+            np.empty(n_trees, dtype=np.int64), np.empty(1, dtype=np.int64))

@@ -28,6 +28,7 @@ from ..engine.tree_table import (
     rng_at,
     tree_at,
 )
+from ..utils.feature_scale import rows_in_units, to_units
 from ._additive import _extend_points
 from ._smoothing import _moments_rows, _proba_rows
 
@@ -124,6 +125,36 @@ def extend_forest(addresses, sizes, store_X, store_keys, store_stats, ids, n_sta
 
 
 @kernel
+def learn_forest_rows(addresses, sizes, X, units, follow, scaled, keys, weights, targets,
+                      store_X, store_keys, store_stats, n_stored, feature_range, max_target,
+                      extend, ids, n_stats, bootstrap, lifetime, pause_pure,
+                      min_samples_split, max_nodes, one_hot, excess, path, pending, stops,
+                      leaves):
+    """The fast path's learning in one call: the rows (``X`` in the caller's units,
+    read in ``units``: see ``utils.feature_scale.rows_in_units``) are stored as the
+    points ``n_stored, ...`` (``store_rows``; their ids written to ``ids``) and, if
+    ``extend``, every tree is extended with them (``extend_forest``).
+
+    Returns -1 if the rows are refused (nothing changed but ``scaled``), else the
+    number of trees left to Python (0 without ``extend``).
+    """
+    if not rows_in_units(X, units, follow, feature_range, scaled):
+        return -1
+    if units.shape[1]:
+        X = scaled
+    if not store_rows(X, keys, weights, targets, store_X, store_keys, store_stats, n_stored,
+                      feature_range, max_target):
+        return -1
+    for i in range(ids.shape[0]):
+        ids[i] = n_stored + i
+    if not extend:
+        return 0
+    return extend_forest(addresses, sizes, store_X, store_keys, store_stats, ids, n_stats,
+                         bootstrap, lifetime, pause_pure, min_samples_split, max_nodes,
+                         one_hot, excess, path, pending, stops, leaves)
+
+
+@kernel
 def _largest_tree(sizes):
     largest = 0
     for t in range(sizes.shape[0]):
@@ -132,11 +163,16 @@ def _largest_tree(sizes):
 
 
 @kernel(allocates=True)
-def predict_proba_forest(addresses, sizes, X, n_classes, gamma, max_depth, out, nodes,
-                         reals, classes, excess):
+def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, gamma, max_depth,
+                         out, nodes, reals, classes, excess):
     """Add the probabilities of every tree that has seen a point to ``out``, each
-    tree's part summed first (as the full path does). Returns 1, or 0 if ``X`` is
-    not finite, or -1 if a tree does not fit the work arrays."""
+    tree's part summed first (as the full path does); the rows are ``X`` in
+    ``units`` (put into ``scaled``; none when ``units`` has no column). Returns 1,
+    or 0 if the rows are not finite, or -1 if a tree does not fit the work
+    arrays."""
+    if units.shape[1]:
+        to_units(X, units, scaled)
+        X = scaled
     if not finite_rows(X):
         return 0
     if _largest_tree(sizes) + 1 > nodes.shape[0]:
@@ -164,11 +200,16 @@ def predict_proba_forest(addresses, sizes, X, n_classes, gamma, max_depth, out, 
 
 
 @kernel(allocates=True)
-def predict_mean_forest(addresses, sizes, X, max_depth, mean, nodes, reals, excess):
+def predict_mean_forest(addresses, sizes, X, units, scaled, max_depth, mean, nodes, reals,
+                        excess):
     """Sum over the trees that have seen a point of their predictive means
-    (``predict_moments_tree`` per tree, without the second moment); returns the
-    number of such trees, or -1 if ``X`` is not finite, or -2 if a tree does not fit
-    the work arrays. (``predict(return_std=True)`` takes the full path.)"""
+    (``predict_moments_tree`` per tree, without the second moment; the rows read in
+    ``units`` as in ``predict_proba_forest``); returns the number of such trees, or
+    -1 if the rows are not finite, or -2 if a tree does not fit the work arrays.
+    (``predict(return_std=True)`` takes the full path.)"""
+    if units.shape[1]:
+        to_units(X, units, scaled)
+        X = scaled
     if not finite_rows(X):
         return -1
     if _largest_tree(sizes) + 1 > nodes.shape[0]:

@@ -5,9 +5,10 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ..utils.fast_path import FAST_MAX_ROWS, fast_call
+from ..utils.fast_path import FAST_MAX_ROWS, NO_UNITS, fast_call
 from ..utils.parallel import map_trees
 from ._base import BaseMondrianForest, BaseMondrianForestClassifier
+from ._forest_kernels import predict_proba_forest
 from ._smoothing import predict_proba_tree
 
 
@@ -172,26 +173,36 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``; rows sum to one.
         """
-        fast = self._fast_X(X)
-        if fast is not None:
-            proba = self._predict_proba_fast(fast)
+        rows = self._fast_input(X)
+        if rows is not None:
+            proba = self._predict_proba_fast(rows[0], rows[1])
             if proba is not None:
                 return proba
         return self._predict_proba_validated(self._checked_rows(X))
 
     @fast_call
-    def _predict_proba_fast(self, X):
-        """All trees in one compiled call (see ``utils.fast_path``), or None."""
-        from ._forest_kernels import predict_proba_forest
-
-        table = self._fast_table()
-        if table is None:
-            return None
-        n_classes = len(self.classes_)
-        out = np.zeros((X.shape[0], n_classes))
-        status = predict_proba_forest(table.addresses, table.sizes, X, n_classes,
-                                      self._gamma(), self._max_depth_value(), out,
-                                      *self._predict_work(X.shape[1], n_classes))
+    def _predict_proba_fast(self, X, units=NO_UNITS):
+        """All trees in one compiled call (see ``utils.fast_path``; ``X`` read in
+        ``units``), or None."""
+        state = self.__dict__
+        scratch = state["_fast_scratch"]
+        table = scratch.table
+        if table is None or not table.refresh(state["trees_"]):
+            table = self._fast_table()
+            if table is None:
+                return None
+        n_rows, n_features = X.shape
+        n_classes = state["classes_"].shape[0]
+        scaled = self._fast_scaled(n_rows, n_features) if units.shape[1] else X
+        out = np.zeros((n_rows, n_classes))
+        gamma, max_depth = self._gamma(), self._max_depth_value()
+        work = self._predict_work(n_features, n_classes)
+        status = predict_proba_forest(table.addresses, table.sizes, X, units, scaled,
+                                      n_classes, gamma, max_depth, out, *work)
+        if status < 0:  # a tree outgrew the work arrays
+            work = self._predict_work(n_features, n_classes, fresh=True)
+            status = predict_proba_forest(table.addresses, table.sizes, X, units, scaled,
+                                          n_classes, gamma, max_depth, out, *work)
         return out if status == 1 else None
 
     def _predict_proba_validated(self, X):

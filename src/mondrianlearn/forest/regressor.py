@@ -4,7 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import RegressorMixin, _fit_context
 
-from ..utils.fast_path import FAST_MAX_ROWS, fast_call
+from ..utils.fast_path import FAST_MAX_ROWS, NO_UNITS, fast_call
 from ..utils.parallel import map_trees
 from ..utils.validation import check_regressor_batch, check_X_y_batch
 from ._base import _MAX_SCALED_TARGET, BaseMondrianForest
@@ -15,6 +15,9 @@ from ._smoothing import (
     path_weights_tree,
     predict_moments_tree,
 )
+
+_ZERO_KEY = np.zeros(1, dtype=np.int64)
+"""Label key of a one-row call (regression has one; kernels only read keys)."""
 
 _NO_VARIANCES = np.empty(0)
 """``variances`` of ``predict_moments_tree`` when only the means are wanted."""
@@ -211,12 +214,16 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
     def _partial_fit_fast(self, X, y):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
         call must take the full path (nothing has changed then)."""
-        rows = self._fast_rows(X, y)
+        rows = self._fast_input(X, learning=True)
         if rows is None:
             return False
-        X, y = rows
+        n_rows = rows[0].shape[0]
+        y = self._fast_targets(y, n_rows)
+        if y is None:
+            return False
         z = (y - self._y_offset) / self._y_scale
-        return self._learn_fast(X, np.zeros(X.shape[0], dtype=np.int64), z)
+        keys = _ZERO_KEY if n_rows == 1 else np.zeros(n_rows, dtype=np.int64)
+        return bool(self._learn_fast(rows, keys, z))
 
     def _start_target_scale(self, y, sample_weight):
         """Targets are stored centred and scaled by the first batch (for accuracy)."""
@@ -275,25 +282,30 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
             Only when ``return_std`` is true.
         """
         if not return_std:
-            fast = self._fast_X(X)
-            if fast is not None:
-                result = self._predict_fast(fast)
+            rows = self._fast_input(X)
+            if rows is not None:
+                result = self._predict_fast(rows[0], rows[1])
                 if result is not None:
                     return result
         return self._predict_validated(self._checked_rows(X), return_std)
 
     @fast_call
-    def _predict_fast(self, X):
-        """The mean, all trees in one compiled call (see ``utils.fast_path``), or None."""
+    def _predict_fast(self, X, units=NO_UNITS):
+        """The mean, all trees in one compiled call (see ``utils.fast_path``; ``X``
+        read in ``units``), or None."""
         from ._forest_kernels import predict_mean_forest
 
         table = self._fast_table()
         if table is None:
             return None
-        mean = np.zeros(X.shape[0])
-        nodes, reals, _, excess = self._predict_work(X.shape[1], 0)
-        trained = predict_mean_forest(table.addresses, table.sizes, X,
-                                      self._max_depth_value(), mean, nodes, reals, excess)
+        scaled = self._fast_scaled(X.shape[0], X.shape[1]) if units.shape[1] else X
+        for fresh in (False, True):
+            mean = np.zeros(X.shape[0])
+            nodes, reals, _, excess = self._predict_work(X.shape[1], 0, fresh)
+            trained = predict_mean_forest(table.addresses, table.sizes, X, units, scaled,
+                                          self._max_depth_value(), mean, nodes, reals, excess)
+            if trained != -2:  # -2: a tree outgrew the work arrays
+                break
         if trained < 0:
             return None
         return self._y_offset + self._y_scale * (mean / max(trained, 1))

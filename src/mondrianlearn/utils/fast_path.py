@@ -36,6 +36,15 @@ full, which costs little beside their compiled work."""
 ONES = np.ones(FAST_MAX_ROWS)
 """Unit sample weights (read by the kernels, never written)."""
 
+ONE = ONES[:1]
+"""Unit weight of a one-row call."""
+
+NO_UNITS = np.ones((2, 0))
+"""``units`` of :meth:`FastPathMixin._fast_input` for a model in the units of ``X``
+(the kernels then read the rows as they are)."""
+
+_FLOAT64 = np.dtype(np.float64)
+
 
 class FastScratch:
     """Scratch state of the fast path, one object per estimator (so that filling it
@@ -58,12 +67,15 @@ def fast_call(method):
     @functools.wraps(method)
     def locked(self, *args):
         scratch = self.__dict__.get("_fast_scratch")
-        if scratch is None or not scratch.lock.acquire(blocking=False):
+        if scratch is None:
+            return None
+        lock = scratch.lock
+        if not lock.acquire(False):  # not blocking (positional: a faster call)
             return None
         try:
             return method(self, *args)
         finally:
-            scratch.lock.release()
+            lock.release()
 
     return locked
 
@@ -111,6 +123,60 @@ class FastPathMixin:
 
             table = self._fast_scratch.table = TreeTable(self._fast_stats)
         return table if table.refresh(self.trees_) else None
+
+    def _fast_input(self, X, learning=False):
+        """``(X, units, follow)`` for a kernel that puts the rows in the model's units
+        itself (``utils.feature_scale.rows_in_units``), if this call may take the
+        fast path, else None.
+
+        ``X`` is C-contiguous float64, in the units of the caller; ``units`` the
+        model's units (rows: unit, 1 / unit), or :data:`NO_UNITS`; ``follow``
+        whether the rows must be refused when they would change a unit (rows to
+        learn, units that follow the range). The same conditions as
+        :meth:`_fast_X`, whose compiled part the kernel does.
+        """
+        if type(X) is not np.ndarray or X.ndim != 2 or not 0 < X.shape[0] <= FAST_MAX_ROWS:
+            return None
+        state = self.__dict__
+        if ("_fast_params" not in state or "feature_names_in_" in state
+                or X.shape[1] != state["n_features_in_"]):
+            return None
+        flags = X.flags
+        if X.dtype is not _FLOAT64 or not (flags.c_contiguous and flags.writeable):
+            if X.dtype.kind not in "fiu":
+                return None
+            # one array type for the kernels, which may read the rows in place
+            X = np.array(X, dtype=np.float64, order="C")
+        units = state.get("_units")
+        if units is None:
+            return X, NO_UNITS, False
+        if learning and state["_units_follow_range"]:
+            # While AMF keeps its first rows (``_first_rows``), rows that leave the
+            # units as they are may be learned here; the caller keeps them.
+            due = NOT_DUE if "_first_rows" in state else state["_units_due"]
+            if (state.get("_feature_range") is None
+                    or state["n_samples_seen_"] + X.shape[0] > due):
+                return None
+            return X, units, True
+        return X, units, False
+
+    def _fast_scaled(self, n_rows, n_features):
+        """A work array of shape ``(n_rows, n_features)`` for the rows in units (one
+        kept per estimator for one-row calls; call with the scratch lock held)."""
+        if n_rows != 1:
+            return np.empty((n_rows, n_features))
+        work = self._fast_scratch.work
+        scaled = work.get("scaled")
+        if scaled is None or scaled.shape[1] != n_features:
+            scaled = work["scaled"] = np.empty((1, n_features))
+        return scaled
+
+    def _fast_labels(self, y, n_rows):
+        """Class keys (a model with ``classes_``) or float targets of ``y`` for the
+        fast path, or None."""
+        if "_fast_class_index" in self.__dict__:
+            return self._fast_keys(y, n_rows)
+        return self._fast_targets(y, n_rows)
 
     def _fast_X(self, X, learning=False):
         """``X`` as a C-contiguous float64 array in the model's units
@@ -162,16 +228,16 @@ class FastPathMixin:
         if type(y) is np.ndarray:
             if y.shape != (n_rows,):
                 return None
-            if n_rows == 1:
-                key = self._fast_class_index.get(y[0])
-                return None if key is None else self._fast_one_key[key]
-            labels = y.tolist()
+            labels = y if n_rows == 1 else y.tolist()
         elif type(y) is list and len(y) == n_rows:
             labels = y
         else:
             return None
         index = self._fast_class_index
         try:
+            if n_rows == 1:
+                key = index.get(labels[0])
+                return None if key is None else self._fast_one_key[key]
             keys = [index[label] for label in labels]
         except (KeyError, TypeError):  # a new or unhashable label: the full path
             return None

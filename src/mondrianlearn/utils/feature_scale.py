@@ -77,7 +77,7 @@ import math
 
 import numpy as np
 
-from ..engine._jit import kernel
+from ..engine._jit import kernel, shared_kernel
 
 MIN_EXPONENT = -1000
 """Units are at least ``2 ** MIN_EXPONENT`` (their inverses stay finite)."""
@@ -231,7 +231,7 @@ def _unit(low, high):
     return math.ldexp(1.0, exponent)
 
 
-@kernel
+@shared_kernel
 def scale_rows(X, units, feature_range, out):
     """Rows to learn, in units: ``out = X * units[1]`` if they change no unit.
 
@@ -260,13 +260,27 @@ def scale_rows(X, units, feature_range, out):
     return 0
 
 
-@kernel
+@shared_kernel
 def to_units(X, units, out):
     """``out = X * units[1]``: rows in the model's units (prediction, fixed scales)."""
     n, d = X.shape
     for i in range(n):
         for j in range(d):
             out[i, j] = X[i, j] * units[1, j]
+
+
+@kernel
+def rows_in_units(X, units, follow, feature_range, scaled):
+    """The compiled part of ``FastPathMixin._fast_X`` for a fast-path kernel: put
+    ``X`` in units into ``scaled`` (nothing when ``units`` has no column: the rows
+    are read as they are). With ``follow``, as :func:`scale_rows`: False when a
+    value is not finite or a row would change a unit; True otherwise."""
+    if units.shape[1] == 0:
+        return True
+    if follow:
+        return scale_rows(X, units, feature_range, scaled) == 0
+    to_units(X, units, scaled)
+    return True
 
 
 @kernel
