@@ -104,6 +104,72 @@ def test_bad_rows_are_refused_before_any_state_change(cls, bad):
             _predict(model, row)
 
 
+def _widening(cls, n=700, seed=2):
+    """A stream whose range keeps widening, so that feature units change late
+    (after the first rows kept by AMF, and between re-samplings of the forests)."""
+    X, y = _targets(cls)
+    rng = np.random.RandomState(seed)
+    X = np.resize(X, (n, 3)) * np.exp(rng.uniform(0.0, 6.0 * np.arange(n) / n))[:, None]
+    return X, np.resize(y, n)
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
+def test_rows_that_change_a_unit_equal_the_validated_path_bit_for_bit(cls):
+    X, y = _widening(cls)
+    fast = cls(n_estimators=3, random_state=4).partial_fit(X[:20], y[:20])
+    full = cls(n_estimators=3, random_state=4).partial_fit(X[:20], y[:20])
+    for i in range(20, 650):
+        fast.partial_fit(X[i:i + 1], y[i:i + 1])
+        full.partial_fit(X[i:i + 1], y[i:i + 1], sample_weight=np.ones(1))
+    assert not np.array_equal(fast.feature_scale_, np.ones(3))
+    assert _same(_state(fast), _state(full))
+    assert np.array_equal(_predict(fast, X[650:]), _predict(full, X[650:]))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
+@pytest.mark.parametrize("bad", ["nan", "overflow", "target"])
+def test_bad_rows_that_change_a_unit_are_refused(cls, bad):
+    X, y = _targets(cls)
+    model = cls(n_estimators=3, random_state=0).partial_fit(X[:300], y[:300])
+    row, label = np.array([[50.0, 0.5, 0.5]]), y[300:301].copy()
+    if bad == "nan":
+        row[0, 2] = np.nan  # read after the unit change of feature 0
+    elif bad == "overflow":
+        row[0, 2] = 1.5e308
+        model.partial_fit(np.array([[0.5, 0.5, -1.5e308]]), y[:1])
+    elif cls in REGRESSORS:
+        label[0] = np.nan
+    else:
+        return
+    before = _state(model)
+    with pytest.raises(ValueError):
+        model.partial_fit(row, label)
+    assert _same(_state(model), before)
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
+@pytest.mark.parametrize("feature_scale", ["range", None])
+def test_read_only_rows(cls, feature_scale):
+    pd = pytest.importorskip("pandas")
+    X, y = _targets(cls)
+    X_ro, y_ro = X.copy(), y.copy()
+    X_ro.setflags(write=False)
+    y_ro.setflags(write=False)
+    model = cls(n_estimators=3, random_state=0, feature_scale=feature_scale)
+    model.partial_fit(X[:50], y[:50])
+    reference = cls(n_estimators=3, random_state=0, feature_scale=feature_scale)
+    reference.partial_fit(X[:50], y[:50])
+    for i in range(50, 60):
+        model.partial_fit(X_ro[i:i + 1], y_ro[i:i + 1])
+        reference.partial_fit(X[i:i + 1], y[i:i + 1])
+    assert np.array_equal(_predict(model, X_ro[100:101]), _predict(reference, X[100:101]))
+    # fitted on named columns, predicting on a read-only array (the validated path)
+    named = cls(n_estimators=3, random_state=0, feature_scale=feature_scale)
+    named.partial_fit(pd.DataFrame(X[:50], columns=["a", "b", "c"]), y[:50])
+    with pytest.warns(UserWarning, match="feature names"):
+        assert np.array_equal(_predict(named, X_ro[100:101]), _predict(named, X[100:101]))
+
+
 @pytest.mark.parametrize("cls", CLASSIFIERS)
 def test_unknown_and_declared_labels(cls):
     X, y = _targets(cls)

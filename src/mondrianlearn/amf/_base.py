@@ -19,7 +19,7 @@ from ..engine.storage import learn_rows
 from ..engine.tree import UNBOUNDED, TreeState
 from ..utils.drift_param import DRIFT_CONSTRAINT, DriftMixin
 from ..utils.estimator import TreeModelMixin
-from ..utils.fast_path import NO_UNITS, fast_call
+from ..utils.fast_path import NEW_UNITS, NO_UNITS, fast_call
 from ..utils.feature_scale import rows_in_units, to_units
 from ..utils.parallel import map_trees, runs_sequentially
 from ..utils.validation import check_X_predict
@@ -142,7 +142,8 @@ class BaseAMF(DriftMixin, TreeModelMixin, BaseEstimator):
         feature_range, *_fast_args, *work)``, ``rows = (X, units, follow)`` from
         ``_fast_input``. The trees it leaves (room to grow, renumbering) are finished
         by the full path's per-tree loop (``_tree_learner(X_in_units, *data)``).
-        Returns False, with nothing changed, when the rows are refused."""
+        Returns False, with nothing changed, when the rows are refused, and
+        ``NEW_UNITS`` when they are only because they change a feature unit."""
         X, units, follow = rows
         n_rows, n_features = X.shape
         state = self.__dict__
@@ -151,8 +152,7 @@ class BaseAMF(DriftMixin, TreeModelMixin, BaseEstimator):
             from ..drift import learn_fast
 
             self._adapts_to_drift()  # raises for drift=None set after drift adaptation
-            if units.shape[1] and not rows_in_units(X, units, follow, self._feature_range,
-                                                    scaled):
+            if units.shape[1] and rows_in_units(X, units, follow, self._feature_range, scaled):
                 return False
             return learn_fast(self, scaled, data)
         trees = state["trees_"]
@@ -168,7 +168,7 @@ class BaseAMF(DriftMixin, TreeModelMixin, BaseEstimator):
         left_over = learn_forest(table.addresses, table.sizes, X, units, follow, scaled, *data,
                                  state["_feature_range"], *state["_fast_args"], *work)
         if left_over < 0:
-            return False
+            return NEW_UNITS if left_over == -2 else False
         if left_over:
             run_kernel = self._tree_learner(scaled, *data)
             n_before, stops = work[3], work[4]

@@ -60,14 +60,16 @@ def _left_to_python(tree, position, n_rows, n_before):
 
 @kernel
 def _accepted_rows(X, units, follow, feature_range, scaled):
-    """Whether the rows to learn are accepted (``rows_in_units``, then
-    ``accept_rows``, which widens ``feature_range``); the rows in units are
-    ``scaled``, or ``X`` itself when ``units`` has no column."""
-    if not rows_in_units(X, units, follow, feature_range, scaled):
-        return False
+    """0 if the rows to learn are accepted (``rows_in_units``, then ``accept_rows``,
+    which widens ``feature_range``), else -1, or -2 if they were refused because
+    they change a unit (``NEW_UNITS``); the rows in units are ``scaled``, or ``X``
+    itself when ``units`` has no column."""
+    code = rows_in_units(X, units, follow, feature_range, scaled)
+    if code:
+        return -code
     if units.shape[1]:
-        return accept_rows(scaled, feature_range)
-    return accept_rows(X, feature_range)
+        return 0 if accept_rows(scaled, feature_range) else -1
+    return 0 if accept_rows(X, feature_range) else -1
 
 
 @kernel
@@ -79,13 +81,15 @@ def learn_classifier_forest(addresses, sizes, X, units, follow, scaled, keys, we
 
     ``X`` is in the caller's units: the rows learned are ``scaled``, filled here,
     when ``units`` has columns (see ``_accepted_rows``). Returns -1 if the rows are
-    refused (non-finite, range overflow, a unit change with ``follow``; nothing
-    changed), else the number of trees that Python must take over: for those,
+    refused (non-finite, range overflow), -2 if they would change a unit with
+    ``follow`` (nothing changed in both cases), else the number of trees that
+    Python must take over: for those,
     ``stops[t]`` is the first row not learned and ``n_before[t]`` the tree's node
     count before the call.
     """
-    if not _accepted_rows(X, units, follow, feature_range, scaled):
-        return -1
+    code = _accepted_rows(X, units, follow, feature_range, scaled)
+    if code:
+        return code
     if units.shape[1]:
         X = scaled
     n_features = X.shape[1]
@@ -121,8 +125,9 @@ def learn_regressor_forest(addresses, sizes, X, units, follow, scaled, keys, y, 
     to Python then learn with too."""
     if not finite_rows(y.reshape((y.shape[0], 1))):
         return -1
-    if not _accepted_rows(X, units, follow, feature_range, scaled):
-        return -1
+    code = _accepted_rows(X, units, follow, feature_range, scaled)
+    if code:
+        return code
     if units.shape[1]:
         X = scaled
     target_moments(y, weights, moments, prior, spread)

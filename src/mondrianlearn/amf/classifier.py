@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
-from ..utils.fast_path import FAST_MAX_ROWS, ONE, ONES
+from ..utils.fast_path import NEW_UNITS, NO_UNITS, ONE, ONES
 from ..utils.validation import check_classifier_batch, check_classifier_fit
 from ._base import BaseAMF
 from ._forest_kernels import learn_classifier_forest, predict_proba_forest
@@ -274,8 +274,13 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
             return False
         n_rows = rows[0].shape[0]
         keys = self._fast_keys(y, n_rows)
+        if keys is None:
+            return False
         weights = ONE if n_rows == 1 else ONES[:n_rows]
-        if keys is None or not self._learn_fast(learn_classifier_forest, rows, (keys, weights)):
+        done = self._learn_fast(learn_classifier_forest, rows, (keys, weights))
+        if done is NEW_UNITS:
+            return self._learn_new_units(rows[0], self.classes_[keys])
+        if not done:
             return False
         if "_first_rows" in self.__dict__:
             self._keep_first_rows(X, y)
@@ -379,19 +384,20 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
                 return proba
         return self._predict_proba_validated(self._checked_rows(X))
 
-    def _predict_proba_fast(self, X):
-        """All trees in one compiled call (see ``utils.fast_path``; ``X`` in the
-        model's units), or None."""
-        return self._predict_fast(predict_proba_forest, X, len(self.classes_))
+    def _predict_proba_fast(self, X, units=NO_UNITS):
+        """All trees in one compiled call (see ``utils.fast_path``; ``X`` read in
+        ``units``), or None."""
+        return self._predict_fast(predict_proba_forest, X, len(self.classes_), units)
 
     def _predict_proba_validated(self, X):
         """``predict_proba`` on a checked C-contiguous float64 array (in the units of
         ``X``)."""
-        X = self._in_units(X)
-        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and self._fast_ready():
-            proba = self._predict_proba_fast(X)
+        rows = self._fast_checked(X)
+        if rows is not None:
+            proba = self._predict_proba_fast(*rows)
             if proba is not None:
                 return proba
+        X = self._in_units(X)
         from ._path_sums import predict_proba_tree
 
         dirichlet = self._dirichlet()

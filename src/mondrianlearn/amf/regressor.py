@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
 
-from ..utils.fast_path import FAST_MAX_ROWS, NO_UNITS, ONES
+from ..utils.fast_path import FAST_MAX_ROWS, NEW_UNITS, NO_UNITS, ONES
 from ..utils.validation import check_regressor_batch, check_X_y_batch
 from ._base import BaseAMF
 
@@ -276,8 +276,11 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         if targets is None:
             return False
         keys, z = self._target_keys(targets)
-        if not self._learn_fast(learn_regressor_forest, rows,
-                                (keys, z, ONES[:n_rows], np.empty(n_rows), np.empty(n_rows))):
+        done = self._learn_fast(learn_regressor_forest, rows,
+                                (keys, z, ONES[:n_rows], np.empty(n_rows), np.empty(n_rows)))
+        if done is NEW_UNITS:  # (targets not yet checked when a unit changes)
+            return bool(np.isfinite(targets).all()) and self._learn_new_units(rows[0], targets)
+        if not done:
             return False
         if "_first_rows" in self.__dict__:
             self._keep_first_rows(X, targets)

@@ -35,7 +35,7 @@ from ..engine.tree import (
 )
 from ..utils.drift_param import DRIFT_CONSTRAINT, DriftMixin
 from ..utils.estimator import TreeModelMixin
-from ..utils.fast_path import ONE, ONES, fast_call
+from ..utils.fast_path import NEW_UNITS, ONE, ONES, fast_call
 from ..utils.parallel import map_trees
 from ..utils.validation import check_classifier_batch, check_classifier_fit, check_X_predict
 from ._additive import (
@@ -212,7 +212,8 @@ class BaseMondrianForest(DriftMixin, TreeModelMixin, BaseEstimator):
         """Store the rows and extend every tree in one compiled call
         (``learn_forest_rows``; ``rows = (X, units, follow)`` from ``_fast_input``);
         trees that need room or a paused leaf re-sampled are finished by the full
-        path. Returns False, with nothing changed, when the rows are refused."""
+        path. Returns False, with nothing changed, when the rows are refused, and
+        ``NEW_UNITS`` when they are only because they change a feature unit."""
         X, units, follow = rows
         m, n_features = X.shape
         state = self.__dict__
@@ -243,7 +244,7 @@ class BaseMondrianForest(DriftMixin, TreeModelMixin, BaseEstimator):
             store.stats.shape[1], bootstrap, lifetime, pause_pure, mss, max_nodes, one_hot,
             *work[:5])
         if left_over < 0:
-            return False
+            return NEW_UNITS if left_over == -2 else False
         store.n += m
         if adapts:
             from ..drift import learn_points
@@ -426,7 +427,12 @@ class BaseMondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         if rows is None:
             return False
         keys = self._fast_keys(y, rows[0].shape[0])
-        return keys is not None and bool(self._learn_fast(rows, keys, _NO_TARGETS))
+        if keys is None:
+            return False
+        done = self._learn_fast(rows, keys, _NO_TARGETS)
+        if done is NEW_UNITS:
+            return self._learn_new_units(rows[0], self.classes_[keys])
+        return bool(done)
 
     def _partial_fit_validated(self, X, y):
         """``partial_fit`` of a fitted model on a checked float64 array (no validation).

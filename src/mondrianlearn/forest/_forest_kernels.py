@@ -135,11 +135,13 @@ def learn_forest_rows(addresses, sizes, X, units, follow, scaled, keys, weights,
     points ``n_stored, ...`` (``store_rows``; their ids written to ``ids``) and, if
     ``extend``, every tree is extended with them (``extend_forest``).
 
-    Returns -1 if the rows are refused (nothing changed but ``scaled``), else the
-    number of trees left to Python (0 without ``extend``).
+    Returns -1 if the rows are refused (nothing changed but ``scaled``), -2 if they
+    would change a unit with ``follow`` (the same), else the number of trees left
+    to Python (0 without ``extend``).
     """
-    if not rows_in_units(X, units, follow, feature_range, scaled):
-        return -1
+    code = rows_in_units(X, units, follow, feature_range, scaled)
+    if code:
+        return -code
     if units.shape[1]:
         X = scaled
     if not store_rows(X, keys, weights, targets, store_X, store_keys, store_stats, n_stored,

@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ..utils.fast_path import FAST_MAX_ROWS, NO_UNITS, fast_call
+from ..utils.fast_path import NO_UNITS, fast_call
 from ..utils.parallel import map_trees
 from ._base import BaseMondrianForest, BaseMondrianForestClassifier
 from ._forest_kernels import predict_proba_forest
@@ -208,11 +208,12 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
     def _predict_proba_validated(self, X):
         """``predict_proba`` on a C-contiguous, finite float64 array of the right width
         (in the units of ``X``)."""
-        X = self._in_units(X)
-        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and self._fast_ready():
-            proba = self._predict_proba_fast(X)
+        rows = self._fast_checked(X)
+        if rows is not None:
+            proba = self._predict_proba_fast(*rows)
             if proba is not None:
                 return proba
+        X = self._in_units(X)
         gamma = self._gamma()
         max_depth = self._max_depth_value()
         n_classes = len(self.classes_)

@@ -4,7 +4,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import RegressorMixin, _fit_context
 
-from ..utils.fast_path import FAST_MAX_ROWS, NO_UNITS, fast_call
+from ..utils.fast_path import FAST_MAX_ROWS, NEW_UNITS, NO_UNITS, fast_call
 from ..utils.parallel import map_trees
 from ..utils.validation import check_regressor_batch, check_X_y_batch
 from ._base import _MAX_SCALED_TARGET, BaseMondrianForest
@@ -223,7 +223,10 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
             return False
         z = (y - self._y_offset) / self._y_scale
         keys = _ZERO_KEY if n_rows == 1 else np.zeros(n_rows, dtype=np.int64)
-        return bool(self._learn_fast(rows, keys, z))
+        done = self._learn_fast(rows, keys, z)
+        if done is NEW_UNITS:  # (targets not yet checked when a unit changes)
+            return bool(np.isfinite(y).all()) and self._learn_new_units(rows[0], y)
+        return bool(done)
 
     def _start_target_scale(self, y, sample_weight):
         """Targets are stored centred and scaled by the first batch (for accuracy)."""

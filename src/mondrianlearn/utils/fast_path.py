@@ -45,6 +45,10 @@ NO_UNITS = np.ones((2, 0))
 
 _FLOAT64 = np.dtype(np.float64)
 
+NEW_UNITS = "new units"
+"""What a fast-path learning method returns for rows that it refused only because
+they change a feature unit (see :meth:`FastPathMixin._learn_new_units`)."""
+
 
 class FastScratch:
     """Scratch state of the fast path, one object per estimator (so that filling it
@@ -160,6 +164,16 @@ class FastPathMixin:
             return X, units, True
         return X, units, False
 
+    def _fast_checked(self, X):
+        """``(X, units)`` for the fast path of a call on rows already checked (a
+        C-contiguous float64 array of the fitted width, in the units of the caller:
+        the ``_predict_*_validated`` methods), or None."""
+        if (not 0 < X.shape[0] <= FAST_MAX_ROWS or "_fast_params" not in self.__dict__
+                or not X.flags.writeable):
+            return None
+        units = self.__dict__.get("_units")
+        return X, NO_UNITS if units is None else units
+
     def _fast_scaled(self, n_rows, n_features):
         """A work array of shape ``(n_rows, n_features)`` for the rows in units (one
         kept per estimator for one-row calls; call with the scratch lock held)."""
@@ -177,6 +191,23 @@ class FastPathMixin:
         if "_fast_class_index" in self.__dict__:
             return self._fast_keys(y, n_rows)
         return self._fast_targets(y, n_rows)
+
+    def _learn_new_units(self, X, y):
+        """Learn rows that the fast path refused only because they change a feature
+        unit (``X`` from :meth:`_fast_input`, ``y`` labels it accepted), as the full
+        path does (``_learn_in_units``) but without scikit-learn's validation, whose
+        checks of type, width and labels the fast path made. Returns False, with
+        nothing changed, for rows the full path must refuse (a value not finite, a
+        range that overflows): it then raises the usual error."""
+        if not np.isfinite(X).all():
+            return False
+        try:
+            self._check_units_range(X)
+        except ValueError:
+            return False
+        self._learn_in_units(X, y, np.ones(X.shape[0]))
+        self._remember_fast_state()
+        return True
 
     def _fast_X(self, X, learning=False):
         """``X`` as a C-contiguous float64 array in the model's units

@@ -273,14 +273,14 @@ def to_units(X, units, out):
 def rows_in_units(X, units, follow, feature_range, scaled):
     """The compiled part of ``FastPathMixin._fast_X`` for a fast-path kernel: put
     ``X`` in units into ``scaled`` (nothing when ``units`` has no column: the rows
-    are read as they are). With ``follow``, as :func:`scale_rows`: False when a
-    value is not finite or a row would change a unit; True otherwise."""
+    are read as they are). Returns 0; with ``follow``, the code of
+    :func:`scale_rows` (1: a value is not finite, 2: a row would change a unit)."""
     if units.shape[1] == 0:
-        return True
+        return 0
     if follow:
-        return scale_rows(X, units, feature_range, scaled) == 0
+        return scale_rows(X, units, feature_range, scaled)
     to_units(X, units, scaled)
-    return True
+    return 0
 
 
 @kernel
@@ -435,10 +435,12 @@ class FeatureScaleMixin:
 
     # -------------------------------------------------------------- rows in
     def _in_units(self, X):
-        """Checked rows (C-contiguous float64) in the model's units."""
+        """Checked rows (C-contiguous float64) in the model's units, in a writable
+        array (the compiled fast paths take one array type for rows in units and
+        rows they scale themselves)."""
         units = self.__dict__.get("_units")
         if units is None:
-            return X
+            return X if X.flags.writeable else X.copy()
         out = np.empty_like(X)
         to_units(X, units, out)
         return out
