@@ -17,7 +17,7 @@ leaf ids.
 
 import numpy as np
 
-from ._jit import kernel, shared_kernel
+from ._jit import shared_kernel
 
 RENUMBER_FROM_NODES = 512
 """Smallest tree that a model renumbers outside growth: a copy of a smaller tree
@@ -56,11 +56,9 @@ def renumbered_ids(order, n_nodes):
     return new_id
 
 
-@kernel(allocates=True)
 def map_ids(ids, new_id):
     """``ids`` with every non-negative entry replaced by ``new_id[entry]``."""
     out = ids.copy()
-    for i in range(out.shape[0]):
-        if out[i] >= 0:
-            out[i] = new_id[out[i]]
+    valid = out >= 0
+    out[valid] = new_id[out[valid]]
     return out

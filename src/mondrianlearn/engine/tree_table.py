@@ -98,8 +98,10 @@ class TreeTable:
     def _fill(self, t, tree):
         arrays = list(tree.arrays) + [tree.rng_state, tree.sample_next, tree.sample_mult]
         arrays += [tree.node_stats[name] for name in self.stats_names]
-        if not all(a.flags.c_contiguous and a.flags.writeable for a in arrays):
-            return False
+        for a in arrays:
+            flags = a.flags
+            if not (flags.c_contiguous and flags.writeable):
+                return False
         self.addresses[t] = [_address(a) for a in arrays]
         self.sizes[t] = (tree.capacity, tree.sample_next.shape[0], tree.sample_mult.shape[0])
         self._keep[t] = arrays
