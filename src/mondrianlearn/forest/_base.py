@@ -228,7 +228,10 @@ class BaseMondrianForest(DriftMixin, TreeModelMixin, BaseEstimator):
             if table is None:
                 return False
         store = state["_store"]
-        store.reserve(store.n + m)  # as the full path's ``SampleStore.append`` would
+        full = store.n + m > store.X.shape[0]
+        if full:  # grown as the full path's ``SampleStore.append`` would
+            arrays = store.X, store.keys, store.stats
+            store.reserve(store.n + m)
         work = scratch.work.get("extend")
         if work is None or work[0].shape[0] != n_features or work[3].shape[0] != len(trees):
             work = scratch.work["extend"] = _extend_work(n_features, trees)
@@ -244,6 +247,8 @@ class BaseMondrianForest(DriftMixin, TreeModelMixin, BaseEstimator):
             store.stats.shape[1], bootstrap, lifetime, pause_pure, mss, max_nodes, one_hot,
             *work[:5])
         if left_over < 0:
+            if full:  # nothing changed: not even the store's capacity
+                store.X, store.keys, store.stats = arrays
             return NEW_UNITS if left_over == -2 else False
         store.n += m
         if adapts:

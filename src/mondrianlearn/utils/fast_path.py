@@ -133,11 +133,11 @@ class FastPathMixin:
         itself (``utils.feature_scale.rows_in_units``), if this call may take the
         fast path, else None.
 
-        ``X`` is C-contiguous float64, in the units of the caller; ``units`` the
-        model's units (rows: unit, 1 / unit), or :data:`NO_UNITS`; ``follow``
-        whether the rows must be refused when they would change a unit (rows to
-        learn, units that follow the range). The same conditions as
-        :meth:`_fast_X`, whose compiled part the kernel does.
+        ``X`` is C-contiguous, writable float64 (one array type for the kernels), in
+        the units of the caller; ``units`` the model's units (rows: unit, 1 / unit),
+        or :data:`NO_UNITS`; ``follow`` whether the rows must be refused when they
+        would change a unit (rows to learn, units that follow the range). The same
+        conditions as :meth:`_fast_X`, whose compiled part the kernel does.
         """
         if type(X) is not np.ndarray or X.ndim != 2 or not 0 < X.shape[0] <= FAST_MAX_ROWS:
             return None
