@@ -234,12 +234,7 @@ class MondrianBoostingClassifier(BaseMondrianForestClassifier):
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``; rows sum to one.
         """
-        fast = self._fast_X(X)
-        if fast is not None:
-            proba = self._predict_proba_fast(fast)
-            if proba is not None:
-                return proba
-        return self._predict_proba_validated(self._check_predict_input(X))
+        return super().predict_proba(X)
 
     @fast_call
     def _predict_proba_fast(self, X):
@@ -268,12 +263,8 @@ class MondrianBoostingClassifier(BaseMondrianForestClassifier):
             del work["votes"]  # a tree outgrew the work arrays
         return None
 
-    def _predict_proba_validated(self, X):
-        """``predict_proba`` on a C-contiguous, finite float64 array of the right width."""
-        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and self._fast_ready():
-            proba = self._predict_proba_fast(X)
-            if proba is not None:
-                return proba
+    def _predict_proba_trees(self, X):
+        """The trees' votes tree by tree, on checked rows."""
         n_classes = len(self.classes_)
         weights = self._vote_weights()
         gamma = self._gamma()

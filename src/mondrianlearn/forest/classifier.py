@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ..utils.fast_path import FAST_MAX_ROWS, fast_call
+from ..utils.fast_path import fast_call
 from ..utils.parallel import map_trees
 from ._base import BaseMondrianForest, BaseMondrianForestClassifier
 from ._smoothing import predict_proba_tree
@@ -159,26 +159,6 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
         self.drift = drift
 
     # ---------------------------------------------------------------- prediction
-    def predict_proba(self, X):
-        """Class probabilities, averaged over the trees.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows to predict.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Columns follow ``classes_``; rows sum to one.
-        """
-        fast = self._fast_X(X)
-        if fast is not None:
-            proba = self._predict_proba_fast(fast)
-            if proba is not None:
-                return proba
-        return self._predict_proba_validated(self._checked_rows(X))
-
     @fast_call
     def _predict_proba_fast(self, X):
         """All trees in one compiled call (see ``utils.fast_path``), or None."""
@@ -194,14 +174,8 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
                                       *self._predict_work(X.shape[1], n_classes))
         return out if status == 1 else None
 
-    def _predict_proba_validated(self, X):
-        """``predict_proba`` on a C-contiguous, finite float64 array of the right width
-        (in the units of ``X``)."""
-        X = self._in_units(X)
-        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and self._fast_ready():
-            proba = self._predict_proba_fast(X)
-            if proba is not None:
-                return proba
+    def _predict_proba_trees(self, X):
+        """Class probabilities tree by tree, on checked rows in the model's units."""
         gamma = self._gamma()
         max_depth = self._max_depth_value()
         n_classes = len(self.classes_)

@@ -2,11 +2,10 @@
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import RegressorMixin, _fit_context
 
+from ..utils.estimator import ForestRegressorMixin
 from ..utils.fast_path import FAST_MAX_ROWS, fast_call
 from ..utils.parallel import map_trees
-from ..utils.validation import check_regressor_batch, check_X_y_batch
 from ._base import _MAX_SCALED_TARGET, BaseMondrianForest
 from ._smoothing import (
     node_moments,
@@ -20,7 +19,7 @@ _NO_VARIANCES = np.empty(0)
 """``variances`` of ``predict_moments_tree`` when only the means are wanted."""
 
 
-class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
+class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
     """Mondrian forest regressor with predictive mean and standard deviation.
 
     Every node keeps the mean and variance of its targets. A test point is
@@ -141,7 +140,6 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         self.feature_scale = feature_scale
         self.drift = drift
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Sample the forest in batch on ``(X, y)``, discarding earlier training.
 
@@ -159,15 +157,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         -------
         self
         """
-        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True,
-                                              y_numeric=True)
-        self._start_target_scale(y, sample_weight)
-        self._start_model(X.shape[1], 3)
-        self._learn_in_units(X, y, sample_weight)
-        for tree in self.trees_:
-            tree.trim()
-        self._remember_fast_state()
-        return self
+        return self._fit(X, y, sample_weight)
 
     def partial_fit(self, X, y, sample_weight=None):
         """Extend the forest online with a mini-batch.
@@ -191,22 +181,7 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         scikit-learn's validation when nothing it checks can have changed, and
         extends all trees in one compiled call: same model, same errors.
         """
-        if sample_weight is None and self._partial_fit_fast(X, y):
-            return self
-        return self._partial_fit_full(X, y, sample_weight)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def _partial_fit_full(self, X, y, sample_weight):
-        checked = check_regressor_batch(self, X, y, sample_weight)
-        if checked is None:
-            return self
-        X, y, sample_weight, first = checked
-        if first:
-            self._start_target_scale(y, sample_weight)
-            self._start_model(X.shape[1], 3)
-        self._learn_in_units(X, y, sample_weight)
-        self._remember_fast_state()
-        return self
+        return self._partial_fit(X, y, sample_weight)
 
     def _partial_fit_fast(self, X, y):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
@@ -218,21 +193,18 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         z = (y - self._y_offset) / self._y_scale
         return self._learn_fast(X, np.zeros(X.shape[0], dtype=np.int64), z)
 
-    def _start_target_scale(self, y, sample_weight):
-        """Targets are stored centred and scaled by the first batch (for accuracy)."""
+    def _start(self, X, y, sample_weight):
+        """Empty trees; targets are stored centred and scaled by the first batch (for
+        accuracy)."""
         y = np.asarray(y, dtype=np.float64)
         w = sample_weight if sample_weight.sum() > 0 else np.ones_like(y)
         self._y_offset = float(np.average(y, weights=w))
         used = y[w > 0]  # rows of weight zero are not learned
         spread = float(np.max(np.abs(used - self._y_offset))) if used.size else 0.0
         self._y_scale = spread if np.isfinite(spread) and spread > 0 else 1.0
+        self._start_model(X.shape[1], 3)
 
-    def _learn_batch(self, X, y, sample_weight):
-        keep = sample_weight > 0
-        if not keep.all():
-            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
-        if X.shape[0] == 0:
-            return
+    def _learn_weighted_rows(self, X, y, sample_weight):
         z = (np.asarray(y, dtype=np.float64) - self._y_offset) / self._y_scale
         largest = float(np.max(np.abs(z)))
         if largest > _MAX_SCALED_TARGET:
@@ -274,16 +246,10 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         std : ndarray of shape (n_samples,)
             Only when ``return_std`` is true.
         """
-        if not return_std:
-            fast = self._fast_X(X)
-            if fast is not None:
-                result = self._predict_fast(fast)
-                if result is not None:
-                    return result
-        return self._predict_validated(self._checked_rows(X), return_std)
+        return self._predict(X, return_std)
 
     @fast_call
-    def _predict_fast(self, X):
+    def _predict_mean_fast(self, X):
         """The mean, all trees in one compiled call (see ``utils.fast_path``), or None."""
         from ._forest_kernels import predict_mean_forest
 
@@ -298,22 +264,13 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
             return None
         return self._y_offset + self._y_scale * (mean / max(trained, 1))
 
-    def _partial_fit_validated(self, X, y):
-        """``partial_fit`` of a fitted model on a checked float64 array (no validation)."""
-        if self._partial_fit_fast(X, y):
-            return self
-        self._check_units_range(X)
-        self._learn_in_units(X, np.asarray(y, dtype=np.float64), np.ones(X.shape[0]))
-        self._remember_fast_state()
-        return self
-
     def _predict_validated(self, X, return_std=False):
         """``predict`` on a C-contiguous, finite float64 array of the right width (in
         the units of ``X``)."""
         X = self._in_units(X)
         if (not return_std and X.shape[0] and X.shape[0] <= FAST_MAX_ROWS
                 and self._fast_ready()):
-            result = self._predict_fast(X)
+            result = self._predict_mean_fast(X)
             if result is not None:
                 return result
         max_depth = self._max_depth_value()
@@ -416,11 +373,6 @@ class MondrianForestRegressor(RegressorMixin, BaseMondrianForest):
         out[:, 0] = self._y_offset + self._y_scale * out[:, 0]
         out[:, 1] *= self._y_scale ** 2
         return out
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags
 
 
 class MondrianTreeRegressor(MondrianForestRegressor):
