@@ -393,7 +393,7 @@ def _learn_forest_one(addresses, sizes, t, store_X, store_keys, store_stats, ids
     x = store_X[s:s + 1]
     if regression:
         _moments_rows(tree, stats, reals[0, :0], x, max_depth, forecast[0], forecast[0],
-                      (nodes, reals[0], reals[1], reals[2], excess))
+                      forecast[0], (nodes, reals[0], reals[1], reals[2], excess))
         unit = 3.0 * spread[i]
         error = abs(forecast[0, 0] - store_stats[s, 1] / store_stats[s, 0])
         loss = min(error / unit, 1.0) if unit > 0.0 else (0.0 if error == 0.0 else 1.0)
