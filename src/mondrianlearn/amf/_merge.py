@@ -187,7 +187,9 @@ def regression_parts(forest, X, return_std):
     """
     if not return_std:
         return (forest.predict(X),)
-    if hasattr(forest, "_std_parts"):
+    from ..forest.regressor import MondrianForestRegressor
+
+    if isinstance(forest, MondrianForestRegressor):
         return forest._std_parts(forest._check_predict_input(X))
     single = copy.copy(forest)  # one tree at a time: its mean and its own variance
     means, variances = [], []
