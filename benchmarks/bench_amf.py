@@ -123,21 +123,17 @@ def mean_se(values):
     return f"{values.mean():.4g} ± {error:.2g}"
 
 
-def river_regressor(X, y, seed):
-    """river's forest.AMFRegressor (10 trees) after learning the rows one by one;
-    returns its ``predict(X_test)``."""
+def river_forest(kind, seed, n_features):
+    """A river forest of 10 trees (``forest.<kind>``, e.g. ``"AMFClassifier"``) seen
+    through the scikit-learn methods (``mondrianlearn.evaluation.RiverModel``), its
+    features named ``x0``, ``x1``, ..."""
     from river import forest
 
-    model = forest.AMFRegressor(n_estimators=10, seed=seed)
-    keys = [f"x{j}" for j in range(X.shape[1])]
-    for x, target in zip(X, y):
-        model.learn_one(dict(zip(keys, x.tolist())), float(target))
+    from mondrianlearn.evaluation import RiverModel
 
-    def predict(X_test):
-        return np.array([model.predict_one(dict(zip(keys, x.tolist()))) or 0.0
-                         for x in X_test])
-
-    return predict
+    size = "n_estimators" if kind.startswith("AMF") else "n_models"
+    return RiverModel(getattr(forest, kind)(**{size: 10}, seed=seed),
+                      feature_names=[f"x{j}" for j in range(n_features)])
 
 
 # ----------------------------------------------------------------------- metrics
@@ -163,57 +159,25 @@ def test_metrics(P, y_idx, n_classes):
 
 
 # ---------------------------------------------------------------- classifiers
-class OursClassifier:
-    name = "mondrianlearn AMFClassifier"
-
-    def __init__(self, n_classes, seed, **params):
-        from mondrianlearn import AMFClassifier
-
-        self.model = AMFClassifier(n_estimators=10, random_state=seed, n_jobs=1, **params)
-        self.classes = np.arange(n_classes)
-        self.first = True
-
-    def predict_proba(self, X):
-        if self.first:
-            return np.full((len(X), len(self.classes)), 1.0 / len(self.classes))
-        return self.model.predict_proba(X)
-
-    def learn(self, x, y):
-        self.model.partial_fit(x[None, :], [y], classes=self.classes if self.first else None)
-        self.first = False
+def predict_before_learning(model, X, i, n_classes):
+    """Probabilities of row ``i`` from the model that has learned the rows before it:
+    uniform for the first row, which comes before any learning."""
+    if i == 0:
+        return np.full((1, n_classes), 1.0 / n_classes)
+    return model.predict_proba(X[i:i + 1])
 
 
-class RiverClassifier:
-    def __init__(self, kind, n_classes, n_features, seed):
-        from river import forest
-
-        self.name = f"river forest.{kind}"
-        if kind == "AMFClassifier":
-            self.model = forest.AMFClassifier(n_estimators=10, seed=seed)
-        else:
-            self.model = forest.ARFClassifier(n_models=10, seed=seed)
-        self.n_classes = n_classes
-        self.keys = [f"x{j}" for j in range(n_features)]
-
-    def _one(self, x):
-        proba = self.model.predict_proba_one(dict(zip(self.keys, x.tolist())))
-        row = np.zeros(self.n_classes)
-        for k, v in proba.items():
-            row[int(k)] = v
-        if row.sum() <= 0:
-            row[:] = 1.0 / self.n_classes
-        return row
-
-    def predict_proba(self, X):
-        return np.array([self._one(x) for x in X])
-
-    def learn(self, x, y):
-        self.model.learn_one(dict(zip(self.keys, x.tolist())), int(y))
+def learn_row(model, X, y_idx, i, n_classes):
+    """``partial_fit`` on row ``i``; the first declares the classes."""
+    model.partial_fit(X[i:i + 1], y_idx[i:i + 1],
+                      classes=np.arange(n_classes) if i == 0 else None)
 
 
 def run_online(model, X, y_idx, n_rows, checkpoints, X_test, y_test_idx, n_classes,
                refit=None):
-    """Progressive log loss over the first ``n_rows`` rows, test metrics at checkpoints."""
+    """Progressive log loss over the first ``n_rows`` rows, test metrics at checkpoints:
+    ``model`` (``partial_fit``, ``predict_proba``) learns the rows one at a time, or
+    the model returned by ``refit`` is refitted on the prefix at each checkpoint."""
     losses = np.empty(n_rows)
     curve = {}
     fitted = None
@@ -229,46 +193,35 @@ def run_online(model, X, y_idx, n_rows, checkpoints, X_test, y_test_idx, n_class
             start = stop
         return curve
     for i in range(n_rows):
-        if refit is None:
-            P = model.predict_proba(X[i:i + 1])
-        elif fitted is None:
-            P = np.full((1, n_classes), 1.0 / n_classes)
-        else:
-            P = fitted(X[i:i + 1])
+        P = predict_before_learning(model, X, i, n_classes)
         losses[i] = _log_loss_rows(P, y_idx[i:i + 1])[0]
-        if refit is None:
-            model.learn(X[i], y_idx[i])
+        learn_row(model, X, y_idx, i, n_classes)
         if i + 1 in checkpoints:
-            if refit is not None:
-                fitted = refit(X[:i + 1], y_idx[:i + 1])
-                P_test = fitted(X_test)
-            else:
-                P_test = model.predict_proba(X_test)
             curve[i + 1] = (float(losses[:i + 1].mean()),) + test_metrics(
-                P_test, y_test_idx, n_classes)
+                model.predict_proba(X_test), y_test_idx, n_classes)
     return curve
 
 
-def run_ours(model, X, y_idx, n_rows, checkpoints, X_test, y_test_idx, n_classes):
-    """``run_online`` for AMF, predicting each row both ways: with the model's own
-    ``temporary_extension`` and with the other (the ablation). Returns the two curves,
-    the model's own first."""
+def run_ours(amf, X, y_idx, n_rows, checkpoints, X_test, y_test_idx, n_classes):
+    """``run_online`` for an AMF classifier, predicting each row both ways: with the
+    model's own ``temporary_extension`` and with the other (the ablation). Returns the
+    two curves, the model's own first."""
     losses = np.empty((2, n_rows))
     curves = ({}, {})
-    amf = model.model
     own = amf.temporary_extension
     ways = (own, not own)
     for i in range(n_rows):
         for v, extension in enumerate(ways):
             amf.temporary_extension = extension
-            losses[v, i] = _log_loss_rows(model.predict_proba(X[i:i + 1]), y_idx[i:i + 1])[0]
+            P = predict_before_learning(amf, X, i, n_classes)
+            losses[v, i] = _log_loss_rows(P, y_idx[i:i + 1])[0]
         amf.temporary_extension = own
-        model.learn(X[i], y_idx[i])
+        learn_row(amf, X, y_idx, i, n_classes)
         if i + 1 in checkpoints:
             for v, extension in enumerate(ways):
                 amf.temporary_extension = extension
                 curves[v][i + 1] = (float(losses[v, :i + 1].mean()),) + test_metrics(
-                    model.predict_proba(X_test), y_test_idx, n_classes)
+                    amf.predict_proba(X_test), y_test_idx, n_classes)
             amf.temporary_extension = own
     return curves
 
@@ -304,6 +257,8 @@ def sklearn_refit(kind, n_classes, seed):
 
 
 def classification_section(report, name, quick, seed):
+    from mondrianlearn import AMFClassifier
+
     Xtr, ytr, Xte, yte = load_stream(name, seed)
     classes = np.unique(np.concatenate([ytr, yte]))
     n_classes = len(classes)
@@ -322,19 +277,19 @@ def classification_section(report, name, quick, seed):
     start = time.perf_counter()
     for label, params, other in (("AMF (defaults)", {}, "+ temporary extension"),
                                  ("AMF (paper)", PAPER, "leaf cell")):
-        ours = OursClassifier(n_classes, seed, **params)
+        ours = AMFClassifier(n_estimators=10, random_state=seed, n_jobs=1, **params)
         curves = run_ours(ours, Xtr, y_idx, n, set(checkpoints), Xte[sub], yte_idx[sub],
                           n_classes)
         results[label], results[f"{label} ({other})"] = curves
-        full[label], full[f"{label} ({other})"] = full_test_metrics(ours.model, Xte,
-                                                                      yte_idx, n_classes)
+        full[label], full[f"{label} ({other})"] = full_test_metrics(ours, Xte, yte_idx,
+                                                                      n_classes)
     t_ours = time.perf_counter() - start
     for kind in ("RF", "ET"):
         results[f"sklearn {kind} (refit)"] = run_online(
             None, Xtr, y_idx, n, set(checkpoints), Xte[sub], yte_idx[sub], n_classes,
             refit=sklearn_refit(kind, n_classes, seed))
     for kind in ("AMFClassifier", "ARFClassifier"):
-        model = RiverClassifier(kind, n_classes, Xtr.shape[1], seed)
+        model = river_forest(kind, seed, Xtr.shape[1])
         results[f"river {kind}"] = run_online(model, Xtr, y_idx, n_river,
                                               set(river_checkpoints), Xte[sub],
                                               yte_idx[sub], n_classes)
@@ -377,39 +332,27 @@ def classification_section(report, name, quick, seed):
 
 
 # ----------------------------------------------------------------- regression
-def regression_section(report, name, quick, seed):
-    from river import forest
+def progressive_squared_errors(model, X, y, n_rows):
+    """Squared error of each of the first ``n_rows`` rows, predicted by ``model``
+    before it learns the row (``partial_fit``); the first row, before any learning,
+    is predicted by 0, as river does."""
+    sq = np.empty(n_rows)
+    for i in range(n_rows):
+        prediction = model.predict(X[i:i + 1])[0] if i else 0.0
+        sq[i] = (prediction - y[i]) ** 2
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+    return sq
 
+
+def regression_section(report, name, quick, seed):
     from mondrianlearn import AMFRegressor
 
     Xtr, ytr, Xte, yte = load_stream(name, seed)
     ytr, yte = ytr.astype(float), yte.astype(float)  # raw targets: nothing standardised
     n = min(len(Xtr), 3000) if quick else len(Xtr)
     n_river = min(n, 600 if quick else 3000)
-    keys = [f"x{j}" for j in range(Xtr.shape[1])]
     n_test_sub = min(len(Xte), 500 if quick else 2000)
     sub = np.random.RandomState(1).permutation(len(Xte))[:n_test_sub]
-
-    def progressive(predict_one, learn_one, rows):
-        sq = np.empty(rows)
-        for i in range(rows):
-            sq[i] = (predict_one(i) - ytr[i]) ** 2
-            learn_one(i)
-        return sq
-
-    def online(model):
-        """Progressive squared errors of an AMF model learning the stream row by row
-        (the first row, before any learning, predicted by 0, as river does)."""
-        state = {"fitted": False}
-
-        def predict_one(i):
-            return model.predict(Xtr[i:i + 1])[0] if state["fitted"] else 0.0
-
-        def learn_one(i):
-            model.partial_fit(Xtr[i:i + 1], ytr[i:i + 1])
-            state["fitted"] = True
-
-        return progressive(predict_one, learn_one, n)
 
     def mse(prediction, rows=sub):
         return float(np.mean((prediction - yte[rows]) ** 2))
@@ -419,7 +362,7 @@ def regression_section(report, name, quick, seed):
     coverage = {}
     for label, params in (("AMF (defaults)", {}), ("AMF (paper)", PAPER)):
         model = AMFRegressor(n_estimators=10, random_state=seed, n_jobs=1, **params)
-        sq = online(model)
+        sq = progressive_squared_errors(model, Xtr, ytr, n)
         mean, std = model.predict(Xte[sub], return_std=True)
         coverage[label] = float(np.mean(np.abs(yte[sub] - mean) <= 2 * std))
         # The model at the river prefix: a copy refitted on the prefix (identical to
@@ -431,19 +374,9 @@ def regression_section(report, name, quick, seed):
                      f"{mse(mean):.4g}", f"{at_river[label][1]:.4g}"])
     river_amf = None
     for kind in ("AMFRegressor", "ARFRegressor"):
-        model = (forest.AMFRegressor(n_estimators=10, seed=seed) if kind == "AMFRegressor"
-                 else forest.ARFRegressor(n_models=10, seed=seed))
-
-        def predict_one(i, model=model):
-            value = model.predict_one(dict(zip(keys, Xtr[i].tolist())))
-            return 0.0 if value is None else float(value)
-
-        def learn_one(i, model=model):
-            model.learn_one(dict(zip(keys, Xtr[i].tolist())), float(ytr[i]))
-
-        sq_r = progressive(predict_one, learn_one, n_river)
-        pred = np.array([model.predict_one(dict(zip(keys, x.tolist()))) or 0.0
-                         for x in Xte[sub]])
+        model = river_forest(kind, seed, Xtr.shape[1])
+        sq_r = progressive_squared_errors(model, Xtr, ytr, n_river)
+        pred = model.predict(Xte[sub])
         if kind == "AMFRegressor":
             river_amf = (sq_r.mean(), mse(pred))
         rows.append([f"river {kind}", n_river, "-", f"{sq_r.mean():.4g}", "-",
@@ -475,8 +408,6 @@ def river_seeds_section(report, quick, seeds, n_forests):
     metric of one library's forests changes with the seed by more than the
     differences between the libraries. Regression targets are raw.
     Returns ``{(dataset, variant): verdict}`` (variants "defaults" and "paper")."""
-    from river import forest
-
     from mondrianlearn import AMFClassifier, AMFRegressor
 
     n = 600 if quick else 3000
@@ -490,7 +421,6 @@ def river_seeds_section(report, quick, seeds, n_forests):
         for shuffle in seeds:
             Xtr, ytr, Xte, yte = load_stream(name, shuffle)
             sub = np.random.RandomState(1).permutation(len(Xte))[:n_test]
-            keys = [f"x{j}" for j in range(Xtr.shape[1])]
             if regression:
                 ytr, yte = ytr.astype(float), yte.astype(float)
             else:
@@ -504,11 +434,9 @@ def river_seeds_section(report, quick, seeds, n_forests):
                         model.fit(Xtr[:n], ytr[:n])
                         scores[label].append(
                             np.mean((model.predict(Xte[sub]) - yte[sub]) ** 2))
-                    river = forest.AMFRegressor(n_estimators=10, seed=seed)
-                    for i in range(n):
-                        river.learn_one(dict(zip(keys, Xtr[i].tolist())), float(ytr[i]))
-                    pred = np.array([river.predict_one(dict(zip(keys, x.tolist()))) or 0.0
-                                     for x in Xte[sub]])
+                    river = river_forest("AMFRegressor", seed, Xtr.shape[1])
+                    river.partial_fit(Xtr[:n], ytr[:n])
+                    pred = river.predict(Xte[sub])
                     scores["river"].append(np.mean((pred - yte[sub]) ** 2))
                     continue
                 for label, params in variants.items():
@@ -516,9 +444,8 @@ def river_seeds_section(report, quick, seeds, n_forests):
                     model.partial_fit(Xtr[:n], y_idx[:n], classes=np.arange(len(classes)))
                     scores[label].append(test_metrics(model.predict_proba(Xte[sub]),
                                                       yte_idx[sub], len(classes))[2])
-                river = RiverClassifier("AMFClassifier", len(classes), Xtr.shape[1], seed)
-                for i in range(n):
-                    river.learn(Xtr[i], y_idx[i])
+                river = river_forest("AMFClassifier", seed, Xtr.shape[1])
+                river.partial_fit(Xtr[:n], y_idx[:n], classes=np.arange(len(classes)))
                 scores["river"].append(test_metrics(river.predict_proba(Xte[sub]),
                                                     yte_idx[sub], len(classes))[2])
         row = [name, "MSE" if regression else "log loss"]
@@ -567,7 +494,8 @@ def uci_section(report, quick, n_forests):
                     scores[label].append(np.mean((mean - yte) ** 2))
                     if label == "defaults":
                         inside.append(np.abs(yte - mean) <= 2 * std)
-                pred = river_regressor(Xtr, ytr, seed)(Xte)
+                river = river_forest("AMFRegressor", seed, Xtr.shape[1])
+                pred = river.partial_fit(Xtr, ytr).predict(Xte)
                 scores["river"].append(np.mean((pred - yte) ** 2))
         coverage[name] = float(np.mean(np.concatenate(inside)))
         row = [name, f"{len(ytr)} / {len(yte)}"]

@@ -14,12 +14,13 @@ Run ``python benchmarks/bench_kernel.py`` (``--quick`` for a reduced run). Secti
 5. Mondrian kernel vs Mondrian forest on the same partitions, across lifetimes (Fig. 9),
    plus ``mondrianlearn.MondrianForestRegressor`` on its own partitions.
 
-PNG figures go to ``benchmarks/results/``. River has no kernel method to compare.
+The tables are saved to ``benchmarks/results/kernel.md``, the PNG figures next to
+it. River has no kernel method to compare.
 """
 
-import argparse
-import os
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import scipy.linalg as sl
@@ -40,21 +41,15 @@ from mondrianlearn.kernel._features import (
 )
 from mondrianlearn.kernel._sweep import FlatForest, RidgeSweep
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import RESULTS_DIR, Report, markdown_table, progress, verdict  # noqa: E402
+
 DELTA = 1e-4  # ridge regularisation of Rahimi and Recht, used throughout the paper
 
 
 # ------------------------------------------------------------------ helpers
 def rel_error(pred, y):
     return 100.0 * np.linalg.norm(pred - y) / np.linalg.norm(y)
-
-
-def table(title, header, rows):
-    print(f"\n### {title}\n")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "---|" * len(header))
-    for row in rows:
-        print("| " + " | ".join(str(c) for c in row) + " |")
 
 
 def fourier_features(X, lifetime, n_freq, rng):
@@ -123,7 +118,10 @@ def load_cpu():
     return X, y.ravel(), Xt, yt.ravel()
 
 
-def save_plot(name, draw):
+def save_plot(report, name, draw):
+    """Draw a figure into ``benchmarks/results/<name>`` (not with ``--no-save``)."""
+    if not report.save:
+        return
     try:
         import matplotlib
 
@@ -131,16 +129,16 @@ def save_plot(name, draw):
         import matplotlib.pyplot as plt
     except ImportError:  # pragma: no cover
         return
-    os.makedirs(RESULTS, exist_ok=True)
+    RESULTS_DIR.mkdir(exist_ok=True)
     fig, ax = plt.subplots(figsize=(6, 4))
     draw(ax)
     fig.tight_layout()
-    fig.savefig(os.path.join(RESULTS, name), dpi=120)
+    fig.savefig(RESULTS_DIR / name, dpi=120)
     plt.close(fig)
 
 
 # ------------------------------------------------------------ 1. approximation
-def kernel_approximation(quick):
+def kernel_approximation(report, quick):
     rng = np.random.RandomState(0)
     X = rng.uniform(size=(100, 2))
     lifetime = 10.0
@@ -160,9 +158,9 @@ def kernel_approximation(quick):
         for k in curves:
             curves[k].append(np.mean(errs[k]))
         rows.append([M] + [f"{np.mean(errs[k]):.3f} ± {np.std(errs[k]):.3f}" for k in curves])
-    table("1. Max |k_M - Laplace| over 100x100 pairs, [0,1]^2, lifetime 10 (Fig. 5)",
-          ["M (non-zeros per point)", "Mondrian kernel", "Fourier features (M/2 freq.)",
-           "random binning"], rows)
+    report.section("1. Max |k_M - Laplace| over 100x100 pairs, [0,1]^2, lifetime 10 (Fig. 5)",
+                   markdown_table(["M (non-zeros per point)", "Mondrian kernel",
+                                   "Fourier features (M/2 freq.)", "random binning"], rows))
 
     def draw(ax):
         for k, v in curves.items():
@@ -172,7 +170,7 @@ def kernel_approximation(quick):
         ax.set_ylabel("max absolute error")
         ax.legend()
 
-    save_plot("kernel_approximation.png", draw)
+    save_plot(report, "kernel_approximation.png", draw)
     return curves["Mondrian"][-1]
 
 
@@ -186,7 +184,7 @@ def exact_laplace_cpu(X, y, Xt, yt, lifetime):
     return err, time.perf_counter() - t0
 
 
-def cpu_error_vs_M(cpu, quick):
+def cpu_error_vs_M(report, cpu, quick):
     X, y, Xt, yt = cpu
     lifetime = 1e-6
     exact_err, exact_time = exact_laplace_cpu(X, y, Xt, yt, lifetime)
@@ -213,9 +211,10 @@ def cpu_error_vs_M(cpu, quick):
         rows.append([M] + [f"{np.mean(errs[k]):.2f}" for k in curves])
     rows.append(["exact Laplace (scikit-learn KernelRidge)", f"{exact_err:.2f}",
                  f"{exact_err:.2f}", f"{exact_err:.2f} ({exact_time:.1f} s)"])
-    table("2. CPU relative test error [%] vs M, lifetime 1e-6, delta^2 = 1e-4 (Fig. 6; "
-          "paper's exact Laplace: 3.12%)",
-          ["M", "Mondrian kernel", "Fourier features", "random binning"], rows)
+    report.section("2. CPU relative test error [%] vs M, lifetime 1e-6, delta^2 = 1e-4 "
+                   "(Fig. 6; paper's exact Laplace: 3.12%)",
+                   markdown_table(["M", "Mondrian kernel", "Fourier features",
+                                   "random binning"], rows))
 
     def draw(ax):
         for k, v in curves.items():
@@ -226,7 +225,7 @@ def cpu_error_vs_M(cpu, quick):
         ax.set_ylabel("relative test error [%]")
         ax.legend()
 
-    save_plot("cpu_error_vs_M.png", draw)
+    save_plot(report, "cpu_error_vs_M.png", draw)
     return exact_err
 
 
@@ -245,7 +244,7 @@ def _cut_share_of_widest(X, lifetime, n_trees, n_widest=3):
     return np.isin(feats, widest).mean(), span[widest].sum() / span.sum()
 
 
-def cpu_standardised(cpu, quick):
+def cpu_standardised(report, cpu, quick):
     """The CPU protocol with each feature scaled to unit variance (training statistics).
 
     On the raw features three columns span ~2e6 against ~1e3 for the rest, so both
@@ -302,18 +301,19 @@ def cpu_standardised(cpu, quick):
                      f"{delta:g}", mk.n_kernel_features_, f"{err:.2f}", f"{elapsed:.1f}"])
     rows.append(["exact Laplace kernel ridge", f"{lam_exact:.4f}", f"{delta_exact:g}", "-",
                  f"{exact_err:.2f}", f"{exact_time:.1f}"])
-    table(f"2b. CPU with standardised features: M = {M}, lifetime chosen by the sweep, "
-          f"delta^2 in {deltas} by validation, vs the exact Laplace kernel tuned alike",
-          ["model", "lifetime", "delta^2", "features", "test rel. error [%]",
-           "fit time [s] (all delta^2)"], rows)
-    print(f"\nWhy standardise: on the raw features {100 * share_cuts:.1f}% of the cuts "
-          f"(lifetime 1e-6, 20 trees) fall on the 3 widest columns, which hold "
-          f"{100 * share_range:.1f}% of the summed column ranges.")
+    report.section(
+        f"2b. CPU with standardised features: M = {M}, lifetime chosen by the sweep, "
+        f"delta^2 in {deltas} by validation, vs the exact Laplace kernel tuned alike",
+        markdown_table(["model", "lifetime", "delta^2", "features", "test rel. error [%]",
+                        "fit time [s] (all delta^2)"], rows),
+        f"Why standardise: on the raw features {100 * share_cuts:.1f}% of the cuts "
+        f"(lifetime 1e-6, 20 trees) fall on the 3 widest columns, which hold "
+        f"{100 * share_range:.1f}% of the summed column ranges.")
     return float(np.mean(errs)), float(np.std(errs)), exact_err
 
 
 # ---------------------------------------------------------- 3. GP recovery
-def lifetime_recovery(quick):
+def lifetime_recovery(report, quick):
     rng = np.random.RandomState(0)
     lifetime0, noise = 10.0, 0.01
     n_train, n_val, n_test = (500, 500, 500) if quick else (1000, 1000, 1000)
@@ -360,19 +360,23 @@ def lifetime_recovery(quick):
         rows.append([g, int(rec[i, 0]), f"{100 * np.sqrt(rec[i, 1] * n_train) / y_norm:.2f}",
                      f"{100 * np.sqrt(rec[i, 2] * n_val) / np.linalg.norm(y[va]):.2f}",
                      f"{rec[i, 3]:.1f}"])
-    table(f"3. Lifetime recovery, Laplace-kernel GP (true lifetime {lifetime0}, D=2, "
-          f"N={n_train}/{n_val}/{n_test}, M={M}, terminal {terminal}, delta^2 = {alpha}; "
-          f"sweep reached lifetime {lifetimes[-1]:.1f} with {int(rec[-1, 0])} features) "
-          f"(Fig. 7)",
-          ["lifetime", "features", "train rel. error [%]", "validation rel. error [%]",
-           "log marginal likelihood"], rows)
-    table("3b. Chosen lifetimes and test error",
-          ["criterion", "lifetime", "test rel. error [%]"],
-          [["validation error", f"{chosen:.2f}", f"{test['validation']:.2f}"],
-           ["marginal likelihood", f"{chosen_lml:.2f}", f"{test['marginal likelihood']:.2f}"],
-           ["(true lifetime)", f"{lifetime0:.2f}", f"{test['true lifetime']:.2f}"],
-           ["(exact Laplace kernel ridge, true lifetime, delta^2 = noise)",
-            f"{lifetime0:.2f}", f"{exact_test:.2f}"]])
+    report.section(
+        f"3. Lifetime recovery, Laplace-kernel GP (true lifetime {lifetime0}, D=2, "
+        f"N={n_train}/{n_val}/{n_test}, M={M}, terminal {terminal}, delta^2 = {alpha}; "
+        f"sweep reached lifetime {lifetimes[-1]:.1f} with {int(rec[-1, 0])} features) "
+        f"(Fig. 7)",
+        markdown_table(["lifetime", "features", "train rel. error [%]",
+                        "validation rel. error [%]", "log marginal likelihood"], rows))
+    report.section(
+        "3b. Chosen lifetimes and test error",
+        markdown_table(
+            ["criterion", "lifetime", "test rel. error [%]"],
+            [["validation error", f"{chosen:.2f}", f"{test['validation']:.2f}"],
+             ["marginal likelihood", f"{chosen_lml:.2f}",
+              f"{test['marginal likelihood']:.2f}"],
+             ["(true lifetime)", f"{lifetime0:.2f}", f"{test['true lifetime']:.2f}"],
+             ["(exact Laplace kernel ridge, true lifetime, delta^2 = noise)",
+              f"{lifetime0:.2f}", f"{exact_test:.2f}"]]))
 
     def draw(ax):
         ax.step(lifetimes, 100 * np.sqrt(rec[:, 2] * n_val) / np.linalg.norm(y[va]),
@@ -388,7 +392,7 @@ def lifetime_recovery(quick):
         ax.set_ylabel("relative error [%]")
         ax.legend()
 
-    save_plot("lifetime_recovery.png", draw)
+    save_plot(report, "lifetime_recovery.png", draw)
     return chosen
 
 
@@ -423,7 +427,7 @@ def time_to_best(stamps, errors):
     return stamps[i], errors[i]
 
 
-def sweep_vs_search(cpu, quick):
+def sweep_vs_search(report, cpu, quick):
     X, y, Xt, yt = cpu
     M = 350
     half = len(Xt) // 2
@@ -471,31 +475,34 @@ def sweep_vs_search(cpu, quick):
         reach = np.flatnonzero(e <= mk_best)
         t_reach = f"{s[reach[0]]:.1f}" if reach.size else "never"
         rows.append([name, len(e), f"{e_best:.2f}", f"{t_best:.1f}", t_reach, f"{s[-1]:.1f}"])
-    table(f"4. CPU validation error vs computation time, M = {M} (Fig. 8); sweep terminal "
-          f"lifetime {terminal:g}, {n_records - 1} cuts, tree sampling {setup:.1f} s",
-          ["method", "evaluations", "best validation rel. error [%]",
-           "time to its best [s]", f"time to <= sweep's best ({mk_best:.2f}%) [s]",
-           "total time [s]"], rows)
     t_mk = time_to_best(mk_stamps, mk_err)[0]
     ratio = time_to_best(ff_stamps, ff_err)[0] / t_mk
     ratio2 = time_to_best(ff2_stamps, ff2_err)[0] / t_mk
     ratio_rb = time_to_best(rb_stamps, rb_err)[0] / t_mk
-    print(f"\nspeed-up of the sweep (time to best validation error): {ratio:.1f}x vs "
-          f"Fourier features (paper's search), {ratio2:.1f}x vs Fourier features (informed "
-          f"start), {ratio_rb:.1f}x vs random binning")
-    checkpoints = np.unique(np.linspace(0, n_records - 1, 9).astype(int))
-    table("4b. The sweep's path (selected cuts)",
-          ["lifetime", "features", "validation rel. error [%]", "elapsed [s]"],
-          [[f"{lifetimes[i]:.3g}", int(rec[i, 0]), f"{mk_err[i]:.2f}", f"{mk_stamps[i]:.2f}"]
-           for i in checkpoints])
+    report.section(
+        f"4. CPU validation error vs computation time, M = {M} (Fig. 8); sweep terminal "
+        f"lifetime {terminal:g}, {n_records - 1} cuts, tree sampling {setup:.1f} s",
+        markdown_table(["method", "evaluations", "best validation rel. error [%]",
+                        "time to its best [s]",
+                        f"time to <= sweep's best ({mk_best:.2f}%) [s]", "total time [s]"],
+                       rows),
+        f"speed-up of the sweep (time to best validation error): {ratio:.1f}x vs "
+        f"Fourier features (paper's search), {ratio2:.1f}x vs Fourier features (informed "
+        f"start), {ratio_rb:.1f}x vs random binning")
     # Test error with M = 350 at the chosen lifetime, on the sweep's own partitions.
     pruned = [pruned_copy(t, chosen)[0] for t in trees]
     n_columns = assign_columns(pruned, 0)
     pred = ridge_predict(feature_matrix(pruned, X, n_columns), y,
                          [feature_matrix(pruned, Xt, n_columns)])[0]
     test_full, test_half = rel_error(pred, yt), rel_error(pred[half:], yte)
-    print(f"\nM = {M}, sweep-chosen lifetime {chosen:.3g} ({n_columns} features): CPU test "
-          f"error {test_full:.2f}% (all 819 test rows), {test_half:.2f}% (held-out half)")
+    checkpoints = np.unique(np.linspace(0, n_records - 1, 9).astype(int))
+    report.section(
+        "4b. The sweep's path (selected cuts)",
+        markdown_table(["lifetime", "features", "validation rel. error [%]", "elapsed [s]"],
+                       [[f"{lifetimes[i]:.3g}", int(rec[i, 0]), f"{mk_err[i]:.2f}",
+                         f"{mk_stamps[i]:.2f}"] for i in checkpoints]),
+        f"M = {M}, sweep-chosen lifetime {chosen:.3g} ({n_columns} features): CPU test "
+        f"error {test_full:.2f}% (all 819 test rows), {test_half:.2f}% (held-out half)")
 
     def draw(ax):
         ax.scatter(ff_stamps, ff_err, marker="^", label="Fourier features (from 1)")
@@ -508,12 +515,12 @@ def sweep_vs_search(cpu, quick):
         ax.set_ylabel("validation relative error [%]")
         ax.legend()
 
-    save_plot("cpu_sweep_vs_search.png", draw)
+    save_plot(report, "cpu_sweep_vs_search.png", draw)
     return chosen, test_full, test_half, ratio, ratio2
 
 
 # ------------------------------------------------------- 5. kernel vs forest
-def kernel_vs_forest(cpu, quick):
+def kernel_vs_forest(report, cpu, quick):
     X, y, Xt, yt = cpu
     M = 50
     lifetimes = [1e-7, 1e-6] if quick else [1e-9, 1e-8, 1e-7, 3e-7, 1e-6, 3e-6]
@@ -538,10 +545,11 @@ def kernel_vs_forest(cpu, quick):
         kern.append(err_kernel), fore.append(err_forest), mfr.append(err_mf)
         rows.append([f"{lam:g}", Z.shape[1], f"{err_kernel:.2f}", f"{err_forest:.2f}",
                      f"{err_mf:.2f}"])
-    table(f"5. Mondrian kernel vs Mondrian forest, CPU, M = {M}, test rel. error [%] (Fig. 9)",
-          ["lifetime", "features (leaves)", "Mondrian kernel (joint ridge)",
-           "forest, same partitions (per-tree ridge)",
-           "MondrianForestRegressor (own partitions, smoothing)"], rows)
+    report.section(
+        f"5. Mondrian kernel vs Mondrian forest, CPU, M = {M}, test rel. error [%] (Fig. 9)",
+        markdown_table(["lifetime", "features (leaves)", "Mondrian kernel (joint ridge)",
+                        "forest, same partitions (per-tree ridge)",
+                        "MondrianForestRegressor (own partitions, smoothing)"], rows))
 
     def draw(ax):
         ax.plot(lifetimes, kern, marker="o", label="Mondrian kernel")
@@ -552,43 +560,55 @@ def kernel_vs_forest(cpu, quick):
         ax.set_ylabel("relative test error [%]")
         ax.legend()
 
-    save_plot("kernel_vs_forest.png", draw)
+    save_plot(report, "kernel_vs_forest.png", draw)
 
 
 def main():
+    import argparse
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="reduced run")
+    parser.add_argument("--no-save", action="store_true",
+                        help="write nothing to benchmarks/results (tables, figures)")
     args = parser.parse_args()
+    report = Report("kernel", "The Mondrian kernel: the paper's figures", args)
     t0 = time.perf_counter()
-    max_err = kernel_approximation(args.quick)
-    chosen_gp = lifetime_recovery(args.quick)
+    progress("1. kernel approximation")
+    max_err = kernel_approximation(report, args.quick)
+    progress("3. lifetime recovery")
+    chosen_gp = lifetime_recovery(report, args.quick)
     if benchmark_data_home() is None:
-        print("\nCPU data not found (../shared/datasets): sections 2, 4, 5 skipped.")
+        report.text("CPU data not found (set MONDRIANLEARN_DATA): sections 2, 4, 5 skipped.")
+        report.finish()
         return
     cpu = load_cpu()
-    exact_err = cpu_error_vs_M(cpu, args.quick)
-    std_err, std_spread, std_exact = cpu_standardised(cpu, args.quick)
-    chosen, test_full, test_half, ratio, ratio2 = sweep_vs_search(cpu, args.quick)
-    kernel_vs_forest(cpu, args.quick)
+    progress("2. CPU error against M")
+    exact_err = cpu_error_vs_M(report, cpu, args.quick)
+    progress("2b. CPU, standardised features")
+    std_err, std_spread, std_exact = cpu_standardised(report, cpu, args.quick)
+    progress("4. the lifetime sweep against width searches")
+    chosen, test_full, test_half, ratio, ratio2 = sweep_vs_search(report, cpu, args.quick)
+    progress("5. kernel against forest")
+    kernel_vs_forest(report, cpu, args.quick)
     limit = 1.25 * exact_err
     rows = [
-        ["max kernel error at M = 1000 (< 0.08)", f"{max_err:.3f}",
-         "met" if max_err < 0.08 else "MISSED"],
+        ["max kernel error at M = 1000 (< 0.08)", f"{max_err:.3f}", verdict(max_err < 0.08)],
         ["GP lifetime recovered within 10x of 10", f"{chosen_gp:.2f}",
-         "met" if 1.0 <= chosen_gp <= 100.0 else "MISSED"],
+         verdict(1.0 <= chosen_gp <= 100.0)],
         [f"CPU test error, M = 350, sweep lifetime {chosen:.3g} <= 1.25 x exact "
          f"({exact_err:.2f}%) = {limit:.2f}%", f"{test_full:.2f}% (held-out half: "
-         f"{test_half:.2f}%)", "met" if test_full <= limit else "MISSED"],
+         f"{test_half:.2f}%)", verdict(test_full <= limit)],
         [f"same, standardised features: sweep (3 seeds) <= 1.25 x exact Laplace on the "
          f"same data ({std_exact:.2f}%) = {1.25 * std_exact:.2f}%",
-         f"{std_err:.2f}% +- {std_spread:.2f}", "met" if std_err <= 1.25 * std_exact else "MISSED"],
+         f"{std_err:.2f}% +- {std_spread:.2f}", verdict(std_err <= 1.25 * std_exact)],
         ["sweep reaches best validation error >= 10x faster than Fourier search (paper's)",
-         f"{ratio:.1f}x", "met" if ratio >= 10 else "MISSED"],
+         f"{ratio:.1f}x", verdict(ratio >= 10)],
         ["same, Fourier search started at 1/median distance", f"{ratio2:.1f}x",
-         "met" if ratio2 >= 10 else "MISSED"],
+         verdict(ratio2 >= 10)],
     ]
-    table("Targets", ["target", "value", "status"], rows)
-    print(f"\ntotal benchmark time: {time.perf_counter() - t0:.0f} s")
+    report.section("Targets", markdown_table(["target", "value", "met"], rows),
+                   f"total benchmark time: {time.perf_counter() - t0:.0f} s")
+    report.finish()
 
 
 if __name__ == "__main__":

@@ -269,42 +269,69 @@ def variance_decay(tree, stats):
 
 def predictive_variances(tree, stats, prior_weight=1.25):
     """``{node: variance}``: the node's sum of squares shrunk towards its parent's
-    variance times the decay, with the weight of ``prior_weight`` points (the root
-    towards its own variance)."""
+    variance times the decay, with the weight of ``prior_weight`` points, the sum of
+    squares of ``n`` targets counting as ``n - 1`` points (the root towards its own
+    unbiased variance)."""
     decay = variance_decay(tree, stats)
     out = {}
     for node in reversed(tree.children_first()):  # parents first
         n, _, sq = stats[node]
         parent = tree.parent[node]
-        prior = (sq / n if n > 0 else 0.0) if parent < 0 else decay * out[parent]
-        out[node] = (sq + prior_weight * prior) / (n + prior_weight)
+        if parent >= 0:
+            prior = decay * out[parent]
+        else:
+            prior = sq / (n - 1) if n > 1 else (sq / n if n > 0 else 0.0)
+        out[node] = (sq + prior_weight * prior) / (max(n - 1, 0) + prior_weight)
     return out
 
 
+def noise_bound(tree, stats):
+    """Mean over the splits into two leaves (with points) of ``(m_l - m_r)^2 / (1 /
+    n_l + 1 / n_r)``; ``inf`` without such splits."""
+    terms = []
+    for node in range(tree.n_nodes):
+        if tree.is_leaf(node):
+            continue
+        left, right = tree.left[node], tree.right[node]
+        if not (tree.is_leaf(left) and tree.is_leaf(right)):
+            continue
+        (n_l, m_l, _), (n_r, m_r, _) = stats[left], stats[right]
+        if n_l <= 0 or n_r <= 0:
+            continue
+        terms.append((m_l - m_r) ** 2 / (1 / n_l + 1 / n_r))
+    return sum(terms) / len(terms) if terms else math.inf
+
+
 def predict_tree_moments(tree, stats, variances, x, max_depth=None):
-    """Mean and variance of one tree's predictive mixture at ``x``."""
+    """Mean, mean of the nodes' variances and variance of the nodes' means of one
+    tree's predictive mixture at ``x``."""
     weights = path_weights(tree, x, max_depth)
     mean = sum(w * stats[node][1] for node, w in weights.items())
-    variance = sum(w * (variances[node] + (stats[node][1] - mean) ** 2)
-                   for node, w in weights.items())
-    return mean, variance
+    within = sum(w * variances[node] for node, w in weights.items())
+    spread = sum(w * (stats[node][1] - mean) ** 2 for node, w in weights.items())
+    return mean, within, spread
 
 
 def forest_predict_regression(trees, X_train, y_train, X, max_depth=None, weights=None):
     """Mean and standard deviation of the forest: the mean of the trees' means; the
-    variance is the mean of the trees' variances plus the variance of their means
-    over the number of trees."""
+    variance is the mean over the trees of their nodes' variance up to the tree's
+    noise bound (the noise), plus the error of the forest's mean: the mean of the
+    rest of the trees' variances less the variance of their means, at least that
+    variance over the number of trees less one."""
     models = []
     for tree in trees:
         stats = node_statistics(tree, X_train, y_train, weights)
-        models.append((tree, stats, predictive_variances(tree, stats)))
+        models.append((tree, stats, predictive_variances(tree, stats),
+                       noise_bound(tree, stats)))
     means, stds = [], []
     for x in X:
-        parts = [predict_tree_moments(tree, stats, variances, x, max_depth)
-                 for tree, stats, variances in models]
-        mean = sum(m for m, _ in parts) / len(parts)
-        within = sum(v for _, v in parts) / len(parts)
-        between = sum((m - mean) ** 2 for m, _ in parts) / len(parts)
+        parts = [(predict_tree_moments(tree, stats, variances, x, max_depth), bound)
+                 for tree, stats, variances, bound in models]
+        k = len(parts)
+        mean = sum(m for (m, _, _), _ in parts) / k
+        noise = sum(min(v, b) for (_, v, _), b in parts) / k
+        rest = sum(v - min(v, b) + g for (_, v, g), b in parts) / k
+        between = sum((m - mean) ** 2 for (m, _, _), _ in parts) / k
         means.append(mean)
-        stds.append(math.sqrt(within + between / len(parts)))
+        stds.append(math.sqrt(noise + max(rest - between, between / max(k - 1, 1))))
     return means, stds

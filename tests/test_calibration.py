@@ -13,6 +13,7 @@ from mondrianlearn import (
     AMFRegressor,
     MondrianForestClassifier,
     MondrianForestRegressor,
+    MondrianTreeRegressor,
 )
 from mondrianlearn.datasets import benchmark_data_home
 
@@ -122,6 +123,19 @@ def test_every_std_is_positive(cls):
                                   mean[:5])
 
 
+def test_mondrian_std_far_from_data_is_the_targets_spread():
+    """Far from the data every tree predicts its root's distribution: the trees
+    agree, averaging them removes no error, and the standard deviation is about
+    the training targets' (not their noise, as near the data)."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-3, 3, size=(400, 1))
+    y = np.sin(X[:, 0]) + 0.2 * rng.randn(400)
+    reg = MondrianForestRegressor(n_estimators=50, random_state=0).fit(X, y)
+    _, std = reg.predict([[0.0], [30.0]], return_std=True)
+    assert 0.9 * np.std(y) <= std[1] <= 1.1 * np.std(y)
+    assert std[0] < 0.3
+
+
 def test_mondrian_std_far_from_data_exceeds_std_near_it():
     rng = np.random.RandomState(1)
     X = rng.uniform(-3, 3, size=(200, 1))
@@ -150,6 +164,89 @@ def test_coverage_on_energy(cls):
         low, high = X[~test].min(axis=0), X[~test].max(axis=0)
         X = (X - low) / np.where(high > low, high - low, 1.0)
         reg = cls(random_state=split).fit(X[~test], y[~test])
+        mean, std = reg.predict(X[test], return_std=True)
+        inside.append(np.abs(y[test] - mean) <= 2 * std)
+    assert 0.9 <= np.mean(np.concatenate(inside)) <= 0.98
+
+
+def _tree_moments(tree):
+    """Weight, mean and sum of squared deviations of every node (scaled targets)."""
+    stats = tree.node_stats["stats"]
+    total = stats[:, 0].copy()
+    sq_dev = np.maximum(stats[:, 2] - stats[:, 1] ** 2 / total, 0.0)
+    return total, stats[:, 1] / total, sq_dev
+
+
+def test_one_point_leaf_takes_its_prior():
+    """A single target says nothing about the spread of its cell (its sum of squares
+    has no degree of freedom): the leaf's variance is its prior, the parent's
+    variance times the tree's decay, not shrunk towards 0."""
+    from mondrianlearn.engine.variances import variance_decay
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 2))
+    y = np.sin(4 * X[:, 0]) + 0.2 * rng.randn(300)
+    reg = MondrianTreeRegressor(random_state=0).fit(X, y)
+    tree = reg.trees_[0]
+    variances, _ = reg._node_variances(tree)
+    total, _, sq_dev = _tree_moments(tree)
+    decay = variance_decay(tree.arrays, total, sq_dev)
+    assert 0 < decay < 1
+    leaves = [j for j in range(tree.n_nodes) if tree.arrays.left[j] < 0 and total[j] == 1]
+    assert len(leaves) > 100
+    parents = tree.arrays.parent[leaves]
+    np.testing.assert_allclose(variances[leaves], decay * variances[parents], rtol=1e-12)
+    # A node of n points counts its sum of squares as n - 1 points beside the prior.
+    node = int(np.argmax(total * (tree.arrays.parent[:tree.n_nodes] >= 0)))
+    prior = decay * variances[tree.arrays.parent[node]]
+    np.testing.assert_allclose(variances[node],
+                               (sq_dev[node] + 1.25 * prior) / (total[node] - 1 + 1.25))
+
+
+def test_noise_bound_of_a_tree():
+    """The bound on the noise variance from sibling leaves: the mean of ``(m_l -
+    m_r)^2 / (1 / n_l + 1 / n_r)`` over the splits into two leaves. On pure noise it
+    estimates the noise variance; with a steep function under the noise it stays
+    above it."""
+    from mondrianlearn.forest._smoothing import noise_bound
+
+    rng = np.random.RandomState(1)
+    X = rng.uniform(size=(4000, 3))
+    for f, at_most in ((np.zeros(4000), 1.1), (np.exp(4 * X[:, 0]), np.inf)):
+        y = f + 2.0 * rng.randn(4000)
+        reg = MondrianTreeRegressor(random_state=0).fit(X, y)
+        tree = reg.trees_[0]
+        bound = noise_bound(tree.arrays, tree.node_stats["stats"]) * reg._y_scale ** 2
+        assert 0.9 * 4.0 <= bound <= at_most * 4.0
+        # The same as the formula, over the splits whose children are both leaves.
+        left, right = tree.arrays.left[:tree.n_nodes], tree.arrays.right[:tree.n_nodes]
+        total, mean, _ = _tree_moments(tree)
+        pairs = [(a, b) for a, b in zip(left, right) if a >= 0 and left[a] < 0 and left[b] < 0]
+        expected = np.mean([(mean[a] - mean[b]) ** 2 / (1 / total[a] + 1 / total[b])
+                            for a, b in pairs])
+        np.testing.assert_allclose(bound, expected * reg._y_scale ** 2, rtol=1e-12)
+
+
+@pytest.mark.skipif(benchmark_data_home() is None,
+                    reason="the shared benchmark datasets are not available")
+def test_mondrian_coverage_on_yacht():
+    """Between 0.90 and 0.98 of the test targets within two standard deviations on
+    the UCI set yacht (raw features, the 10 splits of its test_mask, as
+    benchmarks/bench_calibration.py): a steep, almost noiseless function, where
+    adding the trees' whole error to the forest's, instead of the error left after
+    averaging them, put 0.981 of them inside."""
+    folder = benchmark_data_home() / "uci_regression" / "yacht"
+    with gzip.open(folder / "data.csv.gz", "rt") as f:
+        data = np.loadtxt(f, delimiter=",")
+    with gzip.open(folder / "test_mask.csv.gz", "rt") as f:
+        masks = np.loadtxt(f, delimiter=",").astype(bool)
+    X, y = data[:, :-1], data[:, -1]
+    inside = []
+    for split in range(10):
+        test = masks[:, split]
+        train = np.flatnonzero(~test)
+        train = train[np.random.RandomState(split).permutation(len(train))]
+        reg = MondrianForestRegressor(random_state=split).fit(X[train], y[train])
         mean, std = reg.predict(X[test], return_std=True)
         inside.append(np.abs(y[test] - mean) <= 2 * std)
     assert 0.9 <= np.mean(np.concatenate(inside)) <= 0.98

@@ -318,6 +318,31 @@ def test_online_scaler_sees_each_batch_after_predicting_it():
         np.testing.assert_allclose(model.asked[b - 1], (X[5 * b:5 * b + 5] - lo) / (hi - lo))
 
 
+def test_river_model_names_the_features():
+    from mondrianlearn.evaluation import RiverModel
+
+    class Recorder:
+        """A river regressor that records the rows it is given."""
+
+        def __init__(self):
+            self.rows = []
+
+        def learn_one(self, x, y):
+            self.rows.append(x)
+
+        def predict_one(self, x):
+            self.rows.append(x)
+            return None
+
+    X = np.array([[1.0, 2.0], [3.0, 4.0]])
+    by_index, by_name = Recorder(), Recorder()
+    RiverModel(by_index).partial_fit(X, np.array([0.5, 1.5]))
+    model = RiverModel(by_name, feature_names=["a", "b"]).partial_fit(X, np.array([0.5, 1.5]))
+    np.testing.assert_array_equal(model.predict(X[:1]), [0.0])
+    assert by_index.rows == [{0: 1.0, 1: 2.0}, {0: 3.0, 1: 4.0}]
+    assert by_name.rows == [{"a": 1.0, "b": 2.0}, {"a": 3.0, "b": 4.0}, {"a": 1.0, "b": 2.0}]
+
+
 class _FixedScores:
     """Probabilities from a fixed linear score, over the classes met so far."""
 

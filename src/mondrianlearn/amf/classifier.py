@@ -3,16 +3,15 @@
 from numbers import Real
 
 import numpy as np
-from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
+from ..utils.estimator import ForestClassifierMixin
 from ..utils.fast_path import NEW_UNITS, NO_UNITS, ONE, ONES
-from ..utils.validation import check_classifier_batch, check_classifier_fit
 from ._base import BaseAMF
 from ._forest_kernels import learn_classifier_forest, predict_proba_forest
 
 
-class AMFClassifier(ClassifierMixin, BaseAMF):
+class AMFClassifier(ForestClassifierMixin, BaseAMF):
     """Aggregated Mondrian forest classifier, an online random forest.
 
     Each tree is a Mondrian partition with infinite lifetime restricted to the data
@@ -167,6 +166,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
     """
 
     _fast_stats = ("counts", "total", "log_weight", "log_weight_tree")  # table columns
+    _class_counts = "counts"
 
     _parameter_constraints = {
         **BaseAMF._parameter_constraints,
@@ -192,7 +192,6 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         self.drift = drift
 
     # ------------------------------------------------------------------ training
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Learn the rows once, in order, starting from an empty forest.
 
@@ -214,13 +213,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         -------
         self
         """
-        X, y, sample_weight = check_classifier_fit(self, X, y, sample_weight)
-        self._warn_renamed_scoring()
-        self._start(X.shape[1])
-        self._learn_in_units(X, y, sample_weight)
-        self._trim()
-        self._remember_fast_state()
-        return self
+        return self._fit(X, y, sample_weight)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learn a mini-batch of rows, in order.
@@ -248,23 +241,7 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         scikit-learn's validation when nothing it checks can have changed, and
         learns in one compiled call over all trees: same model, same errors.
         """
-        if classes is None and sample_weight is None and self._partial_fit_fast(X, y):
-            return self
-        return self._partial_fit_full(X, y, classes, sample_weight)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def _partial_fit_full(self, X, y, classes, sample_weight):
-        checked = check_classifier_batch(self, X, y, sample_weight, classes)
-        self._warn_renamed_scoring()
-        if checked is None:
-            return self
-        X, y, sample_weight, first = checked
-        if first:
-            self._start(X.shape[1])
-        self._add_new_classes(y)  # a row of weight zero teaches nothing but its label
-        self._learn_in_units(X, y, sample_weight)
-        self._remember_fast_state()
-        return self
+        return self._partial_fit(X, y, sample_weight, classes)
 
     def _partial_fit_fast(self, X, y):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
@@ -286,21 +263,6 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
             self._keep_first_rows(X, y)
         return True
 
-    def _partial_fit_validated(self, X, y):
-        """``partial_fit`` of a fitted model on a checked float64 array (no validation).
-
-        For callers that check their input themselves, one row at a time (river).
-        """
-        if self._partial_fit_fast(X, y):
-            return self
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        self._check_units_range(X)
-        y = np.asarray(y)
-        self._add_new_classes(y)
-        self._learn_in_units(X, y, np.ones(X.shape[0]))
-        self._remember_fast_state()
-        return self
-
     def _remember_fast_state(self):
         super()._remember_fast_state()
         self._fast_args = (float(self.step), self._dirichlet(), bool(self.split_pure),
@@ -310,29 +272,21 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
                                    bool(self.use_aggregation),
                                    bool(self.temporary_extension), 1.0 / len(self.trees_))
 
-    def _start(self, n_features):
+    def _start(self, X, y, sample_weight):
         n_classes = len(self.classes_)
-        self._start_model(n_features, {
+        self._start_model(X.shape[1], {
             "counts": np.zeros((16, n_classes)),
             "total": np.zeros(16),
             "log_weight": np.zeros(16),
             "log_weight_tree": np.zeros(16),
         })
 
-    def _add_new_classes(self, y):
-        self._merge_new_classes(y, "counts")
-
     def _dirichlet(self):
         if self.dirichlet is not None:
             return float(self.dirichlet)
         return 0.5 if len(self.classes_) == 2 else 0.01
 
-    def _learn_batch(self, X, y, sample_weight):
-        keep = sample_weight > 0
-        if not keep.all():
-            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
-        if X.shape[0] == 0:
-            return
+    def _learn_weighted_rows(self, X, y, sample_weight):
         keys = np.searchsorted(self.classes_, y).astype(np.int64)
         weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
         if self._adapts_to_drift():
@@ -363,41 +317,13 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
         return run
 
     # ---------------------------------------------------------------- prediction
-    def predict_proba(self, X):
-        """Class probabilities, averaged over the trees.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows to predict.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Columns follow ``classes_``; rows sum to one.
-        """
-        rows = self._fast_input(X)
-        if rows is not None:
-            proba = self._predict_fast(predict_proba_forest, rows[0], len(self.classes_),
-                                       rows[1])
-            if proba is not None:
-                return proba
-        return self._predict_proba_validated(self._checked_rows(X))
-
     def _predict_proba_fast(self, X, units=NO_UNITS):
         """All trees in one compiled call (see ``utils.fast_path``; ``X`` read in
         ``units``), or None."""
         return self._predict_fast(predict_proba_forest, X, len(self.classes_), units)
 
-    def _predict_proba_validated(self, X):
-        """``predict_proba`` on a checked C-contiguous float64 array (in the units of
-        ``X``)."""
-        rows = self._fast_checked(X)
-        if rows is not None:
-            proba = self._predict_proba_fast(*rows)
-            if proba is not None:
-                return proba
-        X = self._in_units(X)
+    def _predict_proba_trees(self, X):
+        """Class probabilities tree by tree, on checked rows in the model's units."""
         from ._path_sums import predict_proba_tree
 
         dirichlet = self._dirichlet()
@@ -412,21 +338,5 @@ class AMFClassifier(ClassifierMixin, BaseAMF):
                                scale, part)
 
         return self._sum_over_trees(X, (len(self.classes_),), run)
-
-    def predict(self, X):
-        """Most probable class of each row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows to predict.
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-            The most probable class of each row.
-        """
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
 
 

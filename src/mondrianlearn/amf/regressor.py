@@ -1,10 +1,9 @@
 """Aggregated Mondrian forest regressor (AMF, Mourtada, Gaiffas and Scornet, 2021)."""
 
 import numpy as np
-from sklearn.base import RegressorMixin, _fit_context
 
+from ..utils.estimator import ForestRegressorMixin
 from ..utils.fast_path import FAST_MAX_ROWS, NEW_UNITS, NO_UNITS, ONES
-from ..utils.validation import check_regressor_batch, check_X_y_batch
 from ._base import BaseAMF
 
 STEP = 64.0
@@ -16,7 +15,7 @@ PRIOR_WEIGHT = 4.0
 times the tree's decay: ``_kernels.node_variances``; see ``AMFRegressor``'s Notes)."""
 
 
-class AMFRegressor(RegressorMixin, BaseAMF):
+class AMFRegressor(ForestRegressorMixin, BaseAMF):
     """Aggregated Mondrian forest regressor, an online random forest.
 
     Same partition and aggregation as :class:`AMFClassifier`; every node forecasts the
@@ -194,7 +193,6 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         self.feature_scale = feature_scale
         self.drift = drift
 
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Learn the rows once, in order, starting from an empty forest.
 
@@ -215,14 +213,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         -------
         self
         """
-        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True,
-                                              y_numeric=True)
-        self._warn_renamed_scoring()
-        self._start(X.shape[1], y, sample_weight)
-        self._learn_in_units(X, y, sample_weight)
-        self._trim()
-        self._remember_fast_state()
-        return self
+        return self._fit(X, y, sample_weight)
 
     def partial_fit(self, X, y, sample_weight=None):
         """Learn a mini-batch of rows, in order.
@@ -246,22 +237,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         scikit-learn's validation when nothing it checks can have changed, and
         learns in one compiled call over all trees: same model, same errors.
         """
-        if sample_weight is None and self._partial_fit_fast(X, y):
-            return self
-        return self._partial_fit_full(X, y, sample_weight)
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def _partial_fit_full(self, X, y, sample_weight):
-        checked = check_regressor_batch(self, X, y, sample_weight)
-        self._warn_renamed_scoring()
-        if checked is None:
-            return self
-        X, y, sample_weight, first = checked
-        if first:
-            self._start(X.shape[1], y, sample_weight)
-        self._learn_in_units(X, y, sample_weight)
-        self._remember_fast_state()
-        return self
+        return self._partial_fit(X, y, sample_weight)
 
     def _partial_fit_fast(self, X, y):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
@@ -286,19 +262,6 @@ class AMFRegressor(RegressorMixin, BaseAMF):
             self._keep_first_rows(X, targets)
         return True
 
-    def _partial_fit_validated(self, X, y):
-        """``partial_fit`` of a fitted model on a checked float64 array (no validation).
-
-        For callers that check their input themselves, one row at a time (river).
-        """
-        if self._partial_fit_fast(X, y):
-            return self
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        self._check_units_range(X)
-        self._learn_in_units(X, np.asarray(y, dtype=np.float64), np.ones(X.shape[0]))
-        self._remember_fast_state()
-        return self
-
     def _remember_fast_state(self):
         super()._remember_fast_state()
         # The running moments are passed as the array itself, which learning updates
@@ -314,7 +277,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         y = np.ascontiguousarray(y + 0.0)  # -0.0 -> 0.0, so equal targets share a key
         return y.view(np.int64).copy(), y - self._y_offset
 
-    def _start(self, n_features, y, sample_weight):
+    def _start(self, X, y, sample_weight):
         """Empty trees and empty running moments of the target.
 
         Forecasters and moments work on ``y - offset``, with ``offset`` the first
@@ -327,23 +290,18 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         positive = np.flatnonzero(np.asarray(sample_weight) > 0)
         self._y_offset = float(y[positive[0]]) if positive.size else 0.0
         self._y_moments = np.zeros(3)  # total weight, mean, sum of squared deviations
-        self._start_model(n_features, {name: np.zeros(16) for name in self._fast_stats})
+        self._start_model(X.shape[1], {name: np.zeros(16) for name in self._fast_stats})
 
     def _restart_trees(self):
         super()._restart_trees()
         self._y_moments[:] = 0.0  # in place: the fast path reads this array
 
-    def _learn_batch(self, X, y, sample_weight):
+    def _learn_weighted_rows(self, X, y, sample_weight):
         from ._kernels import target_moments
 
         y = np.asarray(y, dtype=np.float64).reshape(-1)
         if not np.all(np.isfinite(y)):
             raise ValueError("Input y contains NaN or infinity.")
-        keep = sample_weight > 0
-        if not keep.all():
-            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
-        if X.shape[0] == 0:
-            return
         keys, z = self._target_keys(y)
         weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
         prior, spread = np.empty(X.shape[0]), np.empty(X.shape[0])
@@ -394,15 +352,9 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         std : ndarray of shape (n_samples,)
             Only when ``return_std`` is true.
         """
-        if not return_std:
-            rows = self._fast_input(X)
-            if rows is not None:
-                value = self._predict_fast_values(*rows[:2])
-                if value is not None:
-                    return value
-        return self._predict_validated(self._checked_rows(X), return_std)
+        return self._predict(X, return_std)
 
-    def _predict_fast_values(self, X, units=NO_UNITS):
+    def _predict_mean_fast(self, X, units=NO_UNITS):
         """All trees in one compiled call (see ``utils.fast_path``; ``X`` read in
         ``units``), or None."""
         from ._forest_kernels import predict_value_forest
@@ -415,7 +367,7 @@ class AMFRegressor(RegressorMixin, BaseAMF):
         X = self._in_units(X)
         value = None
         if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and self._fast_ready():
-            value = self._predict_fast_values(X)
+            value = self._predict_mean_fast(X)
         if value is None:
             value = self._y_offset + self._predict_means(X)
         if not return_std:

@@ -426,14 +426,14 @@ def _learn_work(state, n_features, capacity):
 
 def _forest_work(state, n_features, n_outputs, capacity):
     """Work arrays of the Mondrian forests' loop: ``(excess, path, pending, nodes,
-    reals, classes, forecast, stack)`` for trees of up to ``capacity`` nodes and
+    reals, classes, forecast)`` for trees of up to ``capacity`` nodes and
     ``n_outputs`` classes (0: regression)."""
     n_nodes = max(capacity, 1024) + 1
     state._learn_work = (
         np.empty(n_features), np.empty(n_nodes, dtype=np.int64),
         np.full(1, -1, dtype=np.int64), np.empty(n_nodes, dtype=np.int64),
         np.empty((3, n_nodes)), np.empty((3, max(n_outputs, 1))),
-        np.zeros((1, max(n_outputs, 1))), np.zeros((2, 3), dtype=np.int64))
+        np.zeros((1, max(n_outputs, 1))))
     return state._learn_work
 
 

@@ -364,7 +364,7 @@ def _forest_tree_ready(addresses, sizes, t, n_features, n_stored, max_nodes, nod
 def _learn_forest_one(addresses, sizes, t, store_X, store_keys, store_stats, ids, i, n_stats,
                       regression, spread, bootstrap, lifetime, pause_pure,
                       min_samples_split, max_nodes, one_hot, gamma, max_depth, excess, path,
-                      pending, nodes, reals, classes, forecast, stack):
+                      pending, nodes, reals, classes, forecast):
     """Tree ``t`` of a Mondrian forest forecasts the stored point ``ids[i]``, then
     is extended with it; returns its loss on the point, or -1 when the tree was
     empty (the point then plants its root). Its storage was checked by
@@ -393,7 +393,7 @@ def _learn_forest_one(addresses, sizes, t, store_X, store_keys, store_stats, ids
     x = store_X[s:s + 1]
     if regression:
         _moments_rows(tree, stats, reals[0, :0], x, max_depth, forecast[0], forecast[0],
-                      (nodes, reals[0], reals[1], reals[2], excess))
+                      forecast[0], (nodes, reals[0], reals[1], reals[2], excess))
         unit = 3.0 * spread[i]
         error = abs(forecast[0, 0] - store_stats[s, 1] / store_stats[s, 0])
         loss = min(error / unit, 1.0) if unit > 0.0 else (0.0 if error == 0.0 else 1.0)
@@ -416,7 +416,7 @@ def learn_forest_slots(addresses, sizes, store_X, store_keys, store_stats, ids, 
                        position, active, detectors, pair, next_challenge, settings, n_stats,
                        regression, bootstrap, lifetime, pause_pure, min_samples_split,
                        max_nodes, one_hot, gamma, max_depth, excess, path, pending, nodes,
-                       reals, classes, forecast, stack):
+                       reals, classes, forecast):
     """``learn_amf_slots`` for the Mondrian forests: the rows are the stored
     points ``ids`` (``spread``: the running standard deviation of the scaled target
     up to each of them, for the regression losses). The slots' bookkeeping
@@ -444,14 +444,14 @@ def learn_forest_slots(addresses, sizes, store_X, store_keys, store_stats, ids, 
                 addresses, sizes, t, store_X, store_keys, store_stats, ids, i, n_stats,
                 regression, spread, bootstrap, lifetime, pause_pure, min_samples_split,
                 max_nodes, one_hot, gamma, max_depth, excess, path, pending, nodes, reals,
-                classes, forecast, stack)
+                classes, forecast)
             background_loss = -1.0
             if active[t] != BG_OFF:
                 background_loss = _learn_forest_one(
                     addresses, sizes, n_trees + t, store_X, store_keys, store_stats, ids, i,
                     n_stats, regression, spread, bootstrap, lifetime, pause_pure,
                     min_samples_split, max_nodes, one_hot, gamma, max_depth, excess, path,
-                    pending, nodes, reals, classes, forecast, stack)
+                    pending, nodes, reals, classes, forecast)
             event = _after_row(t, loss, background_loss, active, detectors, pair, settings)
             if event != NO_EVENT:
                 return event

@@ -10,8 +10,10 @@ therefore give each node the posterior mean of its variance under a conjugate pr
     variance[v] = (sq_dev[v] + prior_weight * decay * variance[parent]) / (total[v] + prior_weight)
 
 with ``sq_dev`` the sum of squared deviations of the node's targets from their mean
-and ``total`` their (weighted) number. The root's prior is given (the forest's
-estimate of the targets' variance).
+and ``total`` the number of points it counts for: the (weighted) number of targets
+in ``AMFRegressor``, their number less one, the degrees of freedom of ``sq_dev``, in
+``MondrianForestRegressor`` (a leaf of one point then takes its prior). The root's
+prior is given (the forest's estimate of the targets' variance).
 
 The decay is how much smaller a cell's variance is than its parent's, measured on
 the tree itself (empirical Bayes): :func:`variance_decay`.

@@ -8,7 +8,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..engine.storage import FREE_NODES, learn_rows
 from ..engine.tree import META_MAX_LEAF_POINTS, UNBOUNDED
 from ..forest._base import _NO_TARGETS, BaseMondrianForestClassifier
-from ..utils.fast_path import FAST_MAX_ROWS, ONES, fast_call
+from ..utils.fast_path import FAST_MAX_ROWS, NO_UNITS, ONES, fast_call
 from ..utils.parallel import map_trees
 from ._kernels import boost_tree
 
@@ -234,17 +234,16 @@ class MondrianBoostingClassifier(BaseMondrianForestClassifier):
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``; rows sum to one.
         """
-        fast = self._fast_X(X)
-        if fast is not None:
-            proba = self._predict_proba_fast(fast)
-            if proba is not None:
-                return proba
-        return self._predict_proba_validated(self._check_predict_input(X))
+        return super().predict_proba(X)
 
     @fast_call
-    def _predict_proba_fast(self, X):
-        """All trees' votes in one compiled call (see ``utils.fast_path``), or None."""
+    def _predict_proba_fast(self, X, units=NO_UNITS):
+        """All trees' votes in one compiled call (see ``utils.fast_path``; ``X`` read
+        in ``units``), or None."""
         from ._forest_kernels import vote_forest
+
+        if units.shape[1]:
+            X = X * units[1]  # as ``to_units``
 
         table = self._fast_table()
         if table is None:
@@ -268,12 +267,8 @@ class MondrianBoostingClassifier(BaseMondrianForestClassifier):
             del work["votes"]  # a tree outgrew the work arrays
         return None
 
-    def _predict_proba_validated(self, X):
-        """``predict_proba`` on a C-contiguous, finite float64 array of the right width."""
-        if X.shape[0] and X.shape[0] <= FAST_MAX_ROWS and self._fast_ready():
-            proba = self._predict_proba_fast(X)
-            if proba is not None:
-                return proba
+    def _predict_proba_trees(self, X):
+        """The trees' votes tree by tree, on checked rows."""
         n_classes = len(self.classes_)
         weights = self._vote_weights()
         gamma = self._gamma()

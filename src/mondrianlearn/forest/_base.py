@@ -18,8 +18,8 @@ parameters it does not use (``max_depth``, ``max_nodes``, ``bootstrap``,
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ..engine.growth import close_pending_blocks
@@ -33,11 +33,10 @@ from ..engine.tree import (
     SampleStore,
     TreeState,
 )
-from ..utils.drift_param import DRIFT_CONSTRAINT, DriftMixin
-from ..utils.estimator import TreeModelMixin
+from ..utils.drift_param import DriftMixin
+from ..utils.estimator import ForestClassifierMixin, ForestLearnerMixin
 from ..utils.fast_path import NEW_UNITS, ONE, ONES, fast_call
 from ..utils.parallel import map_trees
-from ..utils.validation import check_classifier_batch, check_classifier_fit, check_X_predict
 from ._additive import (
     accumulate_new_nodes,
     draw_multiplicities,
@@ -56,14 +55,15 @@ _MAX_SCALED_TARGET = 1e100
 exceed this is rescaled first, so that their squares cannot overflow."""
 
 
-class BaseMondrianForest(DriftMixin, TreeModelMixin, BaseEstimator):
+class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
     """Base of the Mondrian forest estimators and of boosting: trees, the shared
     sample store, batch sampling and online extension, the fast path.
 
-    Subclasses define how rows become statistics (``_learn_batch``) and the
-    predictions; they may redefine ``_learn`` (how the trees learn stored rows),
-    ``_bootstrap()`` and ``_max_nodes_value()`` (read from the parameters
-    ``bootstrap`` and ``max_nodes`` by default).
+    Subclasses define how a first batch starts the model (``_start``), how rows
+    become statistics (``_learn_weighted_rows``) and the predictions; they may
+    redefine ``_learn`` (how the trees learn stored rows), ``_bootstrap()`` and
+    ``_max_nodes_value()`` (read from the parameters ``bootstrap`` and ``max_nodes``
+    by default).
     """
 
     _parameter_constraints = {
@@ -71,12 +71,7 @@ class BaseMondrianForest(DriftMixin, TreeModelMixin, BaseEstimator):
         "lifetime": [Interval(Real, 0, None, closed="right")],
         "min_samples_split": [Interval(Integral, 2, None, closed="left")],
         "max_depth": [Interval(Integral, 0, None, closed="left"), None],
-        "bootstrap": ["boolean"],
-        "max_nodes": [Interval(Integral, 3, None, closed="left"), None],
-        "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
-        "feature_scale": [StrOptions({"range", "supervised"}), "array-like", None],
-        "drift": DRIFT_CONSTRAINT,
+        **ForestLearnerMixin._forest_constraints,
     }
 
     _fast_stats = ("stats",)  # per-node arrays in the fast path's tree table
@@ -103,10 +98,6 @@ class BaseMondrianForest(DriftMixin, TreeModelMixin, BaseEstimator):
         """Whether trees count per-point multiplicities (online bagging)."""
         return bool(self.bootstrap)
 
-    def _max_nodes_value(self):
-        """The node budget of each tree (``UNBOUNDED`` when there is none)."""
-        return UNBOUNDED if self.max_nodes is None else int(self.max_nodes)
-
     def _trained_trees(self):
         """Trees that have seen at least one point (with bootstrap, a tree may not)."""
         return [t for t in self.trees_ if t.n_nodes > 0]
@@ -123,6 +114,10 @@ class BaseMondrianForest(DriftMixin, TreeModelMixin, BaseEstimator):
             for t in range(self._n_trees())
         ]
         self.n_samples_seen_ = 0
+
+    def _trim(self):
+        for tree in self.trees_:
+            tree.trim()
 
     def _learn(self, X, keys, point_stats):
         """Add the rows to the store and teach them to every tree (with drift
@@ -294,16 +289,6 @@ class BaseMondrianForest(DriftMixin, TreeModelMixin, BaseEstimator):
     def _max_depth_value(self):
         return UNBOUNDED if self.max_depth is None else int(self.max_depth)
 
-    def _check_predict_input(self, X):
-        """Checked rows to predict on, in the model's units (``utils.feature_scale``)."""
-        return self._in_units(self._checked_rows(X))
-
-    def _checked_rows(self, X):
-        """Checked rows to predict on, in the units of ``X`` (for the
-        ``_predict_*_validated`` methods, which take rows as their callers have them)."""
-        check_is_fitted(self, "trees_")
-        return check_X_predict(self, X)
-
     def apply(self, X):
         """Leaf of every tree that each sample falls into.
 
@@ -337,7 +322,7 @@ class BaseMondrianForest(DriftMixin, TreeModelMixin, BaseEstimator):
         return [slice(i, min(i + step, n_rows)) for i in range(0, n_rows, step)]
 
 
-class BaseMondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
+class BaseMondrianForestClassifier(ForestClassifierMixin, BaseMondrianForest):
     """What the classifiers made of Mondrian trees with class counts share: the
     Mondrian forest classifier and boosting (siblings, each with its own learning
     and prediction).
@@ -345,15 +330,15 @@ class BaseMondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
     Classes are learned as they appear (or declared to the first ``partial_fit``);
     each tree keeps per-node class counts (``node_stats["stats"]``), smoothed with
     the discount ``gamma`` (``discount``, or ``10 * n_features``). Subclasses define
-    ``predict_proba`` and may redefine ``_learn`` (how the trees learn stored rows)
-    and ``_partial_fit_fast``.
+    the predictions (``_predict_proba_fast``, ``_predict_proba_trees``) and may
+    redefine ``_learn`` (how the trees learn stored rows) and ``_partial_fit_fast``.
     """
 
     _pause_pure = True
     _one_hot_stats = True
+    _class_counts = "stats"
 
     # ------------------------------------------------------------------ training
-    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Train on ``(X, y)`` from scratch, discarding earlier training.
 
@@ -375,13 +360,7 @@ class BaseMondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         -------
         self
         """
-        X, y, sample_weight = check_classifier_fit(self, X, y, sample_weight)
-        self._start_model(X.shape[1], len(self.classes_))
-        self._learn_in_units(X, y, sample_weight)
-        for tree in self.trees_:
-            tree.trim()
-        self._remember_fast_state()
-        return self
+        return self._fit(X, y, sample_weight)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Extend the forest online with a mini-batch.
@@ -408,22 +387,10 @@ class BaseMondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         scikit-learn's validation when nothing it checks can have changed, and
         extends all trees in one compiled call: same model, same errors.
         """
-        if classes is None and sample_weight is None and self._partial_fit_fast(X, y):
-            return self
-        return self._partial_fit_full(X, y, classes, sample_weight)
+        return self._partial_fit(X, y, sample_weight, classes)
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def _partial_fit_full(self, X, y, classes, sample_weight):
-        checked = check_classifier_batch(self, X, y, sample_weight, classes)
-        if checked is None:
-            return self
-        X, y, sample_weight, first = checked
-        if first:
-            self._start_model(X.shape[1], len(self.classes_))
-        self._add_new_classes(y)  # a row of weight zero teaches nothing but its label
-        self._learn_in_units(X, y, sample_weight)
-        self._remember_fast_state()
-        return self
+    def _start(self, X, y, sample_weight):
+        self._start_model(X.shape[1], len(self.classes_))
 
     def _partial_fit_fast(self, X, y):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
@@ -439,29 +406,7 @@ class BaseMondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
             return self._learn_new_units(rows[0], self.classes_[keys])
         return bool(done)
 
-    def _partial_fit_validated(self, X, y):
-        """``partial_fit`` of a fitted model on a checked float64 array (no validation).
-
-        For callers that check their input themselves, one row at a time (river).
-        """
-        if self._partial_fit_fast(X, y):
-            return self
-        self._check_units_range(X)
-        y = np.asarray(y)
-        self._add_new_classes(y)
-        self._learn_in_units(X, y, np.ones(X.shape[0]))
-        self._remember_fast_state()
-        return self
-
-    def _add_new_classes(self, y):
-        self._merge_new_classes(y, "stats")
-
-    def _learn_batch(self, X, y, sample_weight):
-        keep = sample_weight > 0
-        if not keep.all():
-            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
-        if X.shape[0] == 0:
-            return
+    def _learn_weighted_rows(self, X, y, sample_weight):
         keys = np.searchsorted(self.classes_, y).astype(np.int64)
         point_stats = np.zeros((X.shape[0], len(self.classes_)))
         point_stats[np.arange(X.shape[0]), keys] = sample_weight
@@ -490,27 +435,6 @@ class BaseMondrianForestClassifier(ClassifierMixin, BaseMondrianForest):
         posterior = np.zeros((tree.n_nodes, counts.shape[1]))
         ikn_posterior(tree.arrays, counts, self._gamma(), posterior)
         return posterior
-
-    def predict(self, X):
-        """Most probable class of each row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows to predict.
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-            The most probable class of each row.
-        """
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags
 
 
 def _learn_tree(tree, store, ids, settings, position=0, leaf=-1):

@@ -225,7 +225,7 @@ def predict_mean_forest(addresses, sizes, X, units, scaled, max_depth, mean, nod
             continue
         trained += 1
         _moments_rows(tree, float_matrix_at(addresses, t, COLUMN_STATS, sizes[t, SIZE_NODES], 3),
-                      _NO_VARIANCES, X, max_depth, m, m,
+                      _NO_VARIANCES, X, max_depth, m, m, m,
                       (nodes, reals[0], reals[1], reals[2], excess))
         mean += m
     return trained

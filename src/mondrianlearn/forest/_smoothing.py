@@ -9,7 +9,8 @@ label, identical points, a single point) has an infinite ``Delta``, where the
 paper's discount is 0; it gets ``NEVER_CUT_DISCOUNT`` instead (see
 ``node_discount``). Regression (scikit-garden): the same branch-off weights mix the
 means and variances of the nodes on the path, the variances shrunk towards the
-parent's (``engine.variances``).
+parent's (``engine.variances``); ``noise_bound`` bounds the targets' noise from the
+tree's finest cells.
 """
 
 import numpy as np
@@ -218,19 +219,24 @@ def _proba_rows(tree, counts, X, gamma, max_depth, scale, out, nodes, reals, cla
 
 
 @kernel(allocates=True)
-def predict_moments_tree(tree, stats, variances, X, max_depth, out_mean, out_variance):
-    """Predictive mean and variance of one tree (scikit-garden's weights).
+def predict_moments_tree(tree, stats, variances, X, max_depth, out_mean, out_within,
+                         out_spread):
+    """Predictive mean and the two parts of the variance of one tree.
 
     ``stats`` holds ``(sum w, sum w y, sum w y^2)`` per node. Node ``j`` of the path
-    gets weight ``p_j * prod_{i above j} (1 - p_i)``; the last node takes the rest.
-    The tree's predictive distribution is the mixture, with these weights, of the
-    nodes' distributions (mean of the node's targets, variance ``variances[j]``,
-    see ``node_variances``): its variance is ``sum_j w_j (variances[j] + (mean_j -
-    mean)^2)``. With ``variances`` empty only the mean is computed (``out_variance``
-    is left as is).
+    gets weight ``w_j = p_j * prod_{i above j} (1 - p_i)`` (scikit-garden's
+    weights); the last node takes the rest. The tree's predictive distribution is
+    the mixture, with these weights, of the nodes' distributions (mean of the node's
+    targets, variance ``variances[j]``, see ``node_variances``). Its variance is the
+    sum of two parts (law of total variance), written apart because the forest
+    combines them differently (``MondrianForestRegressor``): ``out_within``, the
+    mean of the nodes' variances ``sum_j w_j variances[j]``, and ``out_spread``, the
+    variance of the nodes' means ``sum_j w_j (mean_j - mean)^2``. With
+    ``variances`` empty only the mean is computed (``out_within`` and
+    ``out_spread`` are left as they are).
     """
-    _moments_rows(tree, stats, variances, X, max_depth, out_mean, out_variance,
-                  _path_work_space(tree, X))
+    _moments_rows(tree, stats, variances, X, max_depth, out_mean, out_within,
+                  out_spread, _path_work_space(tree, X))
 
 
 @kernel(allocates=True)
@@ -251,11 +257,13 @@ def _borrowed_path_work(work):
 
 
 @kernel
-def _moments_rows(tree, stats, variances, X, max_depth, out_mean, out_variance, work):
+def _moments_rows(tree, stats, variances, X, max_depth, out_mean, out_within, out_spread,
+                  work):
     """The loop of ``predict_moments_tree`` over borrowed arrays."""
     tree = borrowed_tree(tree)
     stats, variances, X = borrowed(stats), borrowed(variances), borrowed(X)
-    out_mean, out_variance = borrowed(out_mean), borrowed(out_variance)
+    out_mean, out_within = borrowed(out_mean), borrowed(out_within)
+    out_spread = borrowed(out_spread)
     nodes, etas, deltas, probs, excess = _borrowed_path_work(work)
     with_variance = variances.shape[0] > 0
     for i in range(X.shape[0]):
@@ -273,14 +281,17 @@ def _moments_rows(tree, stats, variances, X, max_depth, out_mean, out_variance, 
             continue
         # A second pass about the mean: no cancellation when the spread is small.
         stay = 1.0
-        variance = 0.0
+        within = 0.0
+        spread = 0.0
         for m in range(length):
             w = stay if m == length - 1 else stay * probs[m]
             if w > 0.0:
                 gap = node_mean(stats, nodes[m]) - mean
-                variance += w * (variances[nodes[m]] + gap * gap)
+                within += w * variances[nodes[m]]
+                spread += w * gap * gap
             stay -= w
-        out_variance[i] = variance
+        out_within[i] = within
+        out_spread[i] = spread
 
 
 @kernel
@@ -294,27 +305,71 @@ def node_mean(stats, node):
 def node_variances(tree, stats, out):
     """Predictive variance of every node into ``out`` (``MondrianForestRegressor``).
 
-    The posterior mean of the node's variance (``engine.variances``): its targets'
-    sum of squares shrunk towards its parent's variance times the tree's
+    The posterior of the node's variance (``engine.variances``): its targets' sum of
+    squares shrunk towards its parent's variance times the tree's
     ``variance_decay``, with the weight of ``VARIANCE_PRIOR_WEIGHT`` points; the
-    root's prior is its own variance (the variance of the tree's targets). A leaf of
-    one point, or of identical targets, thus has a positive variance unless every
-    target of the tree is the same.
+    root's prior, and so its variance, is the unbiased variance of the tree's
+    targets (sum of squares over ``n - 1``; over ``n`` when ``n <= 1``). The sum
+    of squares of ``n`` targets about their own mean has ``n - 1`` degrees of
+    freedom, and it is counted as that many points: ``(sq_dev + prior_weight *
+    prior) / (n - 1 + prior_weight)``. A leaf of one point, which tells nothing
+    about the spread of its cell, thus takes its prior, its parent's variance times
+    the decay; a leaf of identical targets is pulled towards 0 only by its repeated
+    points. A node's variance is positive unless every target of the tree is the
+    same.
     """
     n_nodes = tree.meta[META_N_NODES]
     if n_nodes == 0:
         return
     total = np.empty(n_nodes)
     sq_dev = np.empty(n_nodes)
+    dof = np.empty(n_nodes)
     for node in range(n_nodes):
         w = stats[node, 0]
         total[node] = w
+        dof[node] = max(w - 1.0, 0.0)
         sq_dev[node] = max(stats[node, 2] - stats[node, 1] * stats[node, 1] / w, 0.0) \
             if w > 0.0 else 0.0
     root = tree.meta[META_ROOT]
-    root_variance = sq_dev[root] / total[root] if total[root] > 0.0 else 0.0
-    shrunk_variances(tree, total, sq_dev, root_variance, VARIANCE_PRIOR_WEIGHT,
+    if dof[root] > 0.0:
+        root_variance = sq_dev[root] / dof[root]
+    else:
+        root_variance = sq_dev[root] / total[root] if total[root] > 0.0 else 0.0
+    shrunk_variances(tree, dof, sq_dev, root_variance, VARIANCE_PRIOR_WEIGHT,
                      variance_decay(tree, total, sq_dev), out)
+
+
+@kernel
+def noise_bound(tree, stats):
+    """Upper bound of the targets' noise variance measured on the tree's finest cells.
+
+    Over the splits whose two children are leaves, the mean of ``(m_l - m_r)^2 /
+    (1 / n_l + 1 / n_r)`` (``m`` the leaf's mean, ``n`` its weight; for two leaves of
+    one point each, ``(y_l - y_r)^2 / 2``). For targets ``y = f(x) + noise`` with
+    noise variance ``s^2``, each term has expectation ``s^2`` plus the squared
+    difference of ``f`` between the two leaves over ``1 / n_l + 1 / n_r``: at least
+    ``s^2``. ``inf`` when no split has two leaves with points (no bound).
+    """
+    n_nodes = tree.meta[META_N_NODES]
+    acc = 0.0
+    count = 0
+    for node in range(n_nodes):
+        left = tree.left[node]
+        if left == LEAF:
+            continue
+        right = tree.right[node]
+        if tree.left[left] != LEAF or tree.left[right] != LEAF:
+            continue
+        n_left = stats[left, 0]
+        n_right = stats[right, 0]
+        if n_left <= 0.0 or n_right <= 0.0:
+            continue
+        gap = stats[left, 1] / n_left - stats[right, 1] / n_right
+        acc += gap * gap / (1.0 / n_left + 1.0 / n_right)
+        count += 1
+    if count == 0:
+        return np.inf
+    return acc / count
 
 
 @kernel

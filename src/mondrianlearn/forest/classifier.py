@@ -160,26 +160,6 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
         self.drift = drift
 
     # ---------------------------------------------------------------- prediction
-    def predict_proba(self, X):
-        """Class probabilities, averaged over the trees.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Rows to predict.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Columns follow ``classes_``; rows sum to one.
-        """
-        rows = self._fast_input(X)
-        if rows is not None:
-            proba = self._predict_proba_fast(rows[0], rows[1])
-            if proba is not None:
-                return proba
-        return self._predict_proba_validated(self._checked_rows(X))
-
     @fast_call
     def _predict_proba_fast(self, X, units=NO_UNITS):
         """All trees in one compiled call (see ``utils.fast_path``; ``X`` read in
@@ -205,15 +185,8 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
                                           n_classes, gamma, max_depth, out, *work)
         return out if status == 1 else None
 
-    def _predict_proba_validated(self, X):
-        """``predict_proba`` on a C-contiguous, finite float64 array of the right width
-        (in the units of ``X``)."""
-        rows = self._fast_checked(X)
-        if rows is not None:
-            proba = self._predict_proba_fast(*rows)
-            if proba is not None:
-                return proba
-        X = self._in_units(X)
+    def _predict_proba_trees(self, X):
+        """Class probabilities tree by tree, on checked rows in the model's units."""
         gamma = self._gamma()
         max_depth = self._max_depth_value()
         n_classes = len(self.classes_)

@@ -18,7 +18,6 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_co
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
 
 from ..engine.storage import NODES_PER_ROW
 from ..engine.tree import LEAF
@@ -28,7 +27,6 @@ from ..utils.parallel import map_trees
 from ..utils.validation import (
     check_classifier_batch,
     check_classifier_fit,
-    check_X_predict,
     check_X_y_batch,
 )
 from ._features import (
@@ -211,10 +209,6 @@ class _BaseMondrianKernelModel(FastPartitionsMixin, TreeModelMixin, BaseEstimato
             return float(forest.time[forest.events[k]])
         return float(self.max_lifetime_)
 
-    def _check_predict_input(self, X):
-        check_is_fitted(self, "trees_")
-        return check_X_predict(self, X)
-
     def feature_map(self, X):
         """Sparse Mondrian features of the rows at the fitted lifetime (CSR).
 
@@ -238,11 +232,6 @@ class _BaseMondrianKernelModel(FastPartitionsMixin, TreeModelMixin, BaseEstimato
                 return csr_rows(columns, self.n_kernel_features_)
         X = self._check_predict_input(X)
         return feature_matrix(self.trees_, X, self.n_kernel_features_, self.n_jobs)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags
 
 
 def _drop_zero_weights(X, y, sample_weight):

@@ -10,12 +10,11 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import validate_data
 
 from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import fast_call
 from ..utils.parallel import map_trees
-from ..utils.validation import check_X_predict
 from ._features import (
     FastPartitionsMixin,
     assign_columns,
@@ -235,8 +234,7 @@ class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeature
             columns = self._fast_leaf_columns(fast)
             if columns is not None:
                 return csr_rows(columns, self.n_features_out_)
-        check_is_fitted(self, "trees_")
-        X = check_X_predict(self, X)
+        X = self._check_predict_input(X)
         return feature_matrix(self.trees_, X, self.n_features_out_, self.n_jobs)
 
     def kernel(self, X, Y=None):
@@ -265,6 +263,5 @@ class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeature
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
         tags.transformer_tags.preserves_dtype = []
         return tags

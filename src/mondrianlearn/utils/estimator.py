@@ -1,11 +1,27 @@
-"""What every estimator built on Mondrian trees shares."""
+"""What every estimator built on Mondrian trees shares, and what the forests that
+learn rows in batches (Mondrian forests, boosting, AMF) share by task."""
+
+from numbers import Integral
 
 import numpy as np
+from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..engine.tree import UNBOUNDED
+from .drift_param import DRIFT_CONSTRAINT
 from .fast_path import FastPathMixin
 from .feature_scale import FeatureScaleMixin
 from .persistence import VersionedStateMixin
+from .validation import (
+    _check_declared,
+    check_classifier_batch,
+    check_classifier_fit,
+    check_regressor_batch,
+    check_same_label_kind,
+    check_X_predict,
+    check_X_y_batch,
+)
 
 
 class TreeModelMixin(FeatureScaleMixin, FastPathMixin, VersionedStateMixin):
@@ -73,6 +89,21 @@ class TreeModelMixin(FeatureScaleMixin, FastPathMixin, VersionedStateMixin):
         """``predict_proba`` on checked rows (see ``_partial_fit_validated``)."""
         return self.predict_proba(X)
 
+    def _check_predict_input(self, X):
+        """Checked rows to predict on, in the model's units (``utils.feature_scale``)."""
+        return self._in_units(self._checked_rows(X))
+
+    def _checked_rows(self, X):
+        """Checked rows to predict on, in the units of ``X`` (for the
+        ``_predict_*_validated`` methods, which take rows as their callers have them)."""
+        check_is_fitted(self, "trees_")
+        return check_X_predict(self, X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
+
     @property
     def n_nodes_(self):
         """Number of nodes of each tree."""
@@ -116,17 +147,135 @@ class TreeModelMixin(FeatureScaleMixin, FastPathMixin, VersionedStateMixin):
             self._feature_range = np.hstack([self._feature_range,
                                              np.vstack([values, values])])
 
-    def _merge_new_classes(self, y, stats_name):
+
+class ForestLearnerMixin(TreeModelMixin):
+    """The learning entry points of the forests that learn checked rows with
+    ``_learn_in_units`` (``utils.feature_scale``): Mondrian forests, boosting, AMF.
+
+    ``fit`` (``_fit``), ``partial_fit`` (``_partial_fit``: the fast path, else
+    ``_partial_fit_full``) and ``_partial_fit_validated`` take the same steps in
+    every model; the rest comes from
+
+    - the task (:class:`ForestClassifierMixin`, :class:`ForestRegressorMixin`): how
+      a batch is checked (``_check_fit_batch``, ``_check_partial_fit_batch``), the
+      type of checked labels (``_label_dtype``) and what labels first seen add to
+      the model (``_learn_labels``);
+    - the family: ``_start(X, y, sample_weight)`` (a fresh model for the checked
+      first batch), ``_learn_weighted_rows(X, y, sample_weight)`` (rows of positive
+      weight, in units, become statistics), ``_partial_fit_fast(X, y)``
+      (``utils.fast_path``; False, nothing changed, when the call must take the full
+      path), ``_trim()`` (spare room released after ``fit``) and
+      ``_warn_deprecated_params()`` (FutureWarnings for former values of parameters;
+      none by default).
+
+    The public ``fit`` and ``partial_fit`` stay with each family, for their
+    docstrings.
+    """
+
+    _forest_constraints = {
+        "bootstrap": ["boolean"],
+        "max_nodes": [Interval(Integral, 3, None, closed="left"), None],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "feature_scale": [StrOptions({"range", "supervised"}), "array-like", None],
+        "drift": DRIFT_CONSTRAINT,
+    }
+    """Constraints of the parameters that Mondrian forests and AMF share (the last
+    entries of their ``_parameter_constraints``)."""
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _fit(self, X, y, sample_weight):
+        """``fit``: a fresh model learns the rows."""
+        X, y, sample_weight = self._check_fit_batch(X, y, sample_weight)
+        self._warn_deprecated_params()
+        self._start(X, y, sample_weight)
+        self._learn_in_units(X, y, sample_weight)
+        self._trim()
+        self._remember_fast_state()
+        return self
+
+    def _partial_fit(self, X, y, sample_weight, classes=None):
+        """``partial_fit``: the fast path when the call qualifies, else full validation."""
+        if classes is None and sample_weight is None and self._partial_fit_fast(X, y):
+            return self
+        return self._partial_fit_full(X, y, sample_weight, classes)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _partial_fit_full(self, X, y, sample_weight, classes):
+        """``partial_fit`` through scikit-learn's validation (the first call, and any
+        call that the fast path turns down)."""
+        checked = self._check_partial_fit_batch(X, y, sample_weight, classes)
+        self._warn_deprecated_params()
+        if checked is None:
+            return self
+        X, y, sample_weight, first = checked
+        if first:
+            self._start(X, y, sample_weight)
+        self._learn_labels(y)  # a row of weight zero teaches nothing but its label
+        self._learn_in_units(X, y, sample_weight)
+        self._remember_fast_state()
+        return self
+
+    def _partial_fit_validated(self, X, y):
+        """``partial_fit`` of a fitted model on rows its caller has checked (see
+        ``TreeModelMixin._partial_fit_validated``): the fast path when the call
+        qualifies, else the rows learned without scikit-learn's validation."""
+        if self._partial_fit_fast(X, y):
+            return self
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        self._check_units_range(X)
+        y = np.asarray(y, dtype=self._label_dtype)
+        self._learn_labels(y)
+        self._learn_in_units(X, y, np.ones(X.shape[0]))
+        self._remember_fast_state()
+        return self
+
+    def _learn_batch(self, X, y, sample_weight):
+        """Learn checked rows in the model's units (``utils.feature_scale``): those of
+        positive weight (a row of weight zero teaches nothing)."""
+        keep = sample_weight > 0
+        if not keep.all():
+            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
+        if X.shape[0]:
+            self._learn_weighted_rows(X, y, sample_weight)
+
+    def _warn_deprecated_params(self):
+        """FutureWarnings for former values of parameters (called once the batch of
+        ``fit`` or ``partial_fit`` is checked); none by default."""
+
+    def _max_nodes_value(self):
+        """The node budget of each tree (``UNBOUNDED`` when there is none)."""
+        return UNBOUNDED if self.max_nodes is None else int(self.max_nodes)
+
+
+class ForestClassifierMixin(ClassifierMixin):
+    """What the classifiers made of trees with class counts share (Mondrian forest
+    classifier, boosting, AMF classifier): the checks of their batches, classes
+    learned as they appear, and predictions from class probabilities.
+
+    A class names the per-node class-count column of its trees (``_class_counts``)
+    and defines ``_predict_proba_fast(X)`` (all trees in one compiled call,
+    ``utils.fast_path``; None when refused) and ``_predict_proba_trees(X)`` (tree by
+    tree), both on checked rows in the model's units.
+    """
+
+    _label_dtype = None  # class labels are kept as they are given
+
+    def _check_fit_batch(self, X, y, sample_weight):
+        return check_classifier_fit(self, X, y, sample_weight)
+
+    def _check_partial_fit_batch(self, X, y, sample_weight, classes):
+        return check_classifier_batch(self, X, y, sample_weight, classes)
+
+    def _learn_labels(self, y):
         """Insert labels first seen in ``y`` into ``classes_``, which stays sorted.
 
-        The per-node class-count columns ``node_stats[stats_name]`` of every tree, the
+        The per-node class counts ``node_stats[_class_counts]`` of every tree, the
         trees' node label keys and, when there is one, the shared sample store (its
         statistics columns and keys) are remapped to the merged classes; new classes
         start with zero counts. With declared classes, an unseen label is an error;
         so is a label of another kind (string or number) than ``classes_``.
         """
-        from .validation import _check_declared, check_same_label_kind
-
         check_same_label_kind(y, self.classes_, "the classes learned so far (`classes_`)")
         _check_declared(self.classes_, y, self._classes_declared)
         new = np.setdiff1d(np.unique(y), self.classes_)
@@ -141,7 +290,7 @@ class TreeModelMixin(FeatureScaleMixin, FastPathMixin, VersionedStateMixin):
             return out
 
         for tree in self.trees_:
-            tree.node_stats[stats_name] = remap(tree.node_stats[stats_name])
+            tree.node_stats[self._class_counts] = remap(tree.node_stats[self._class_counts])
             label = tree.arrays.label
             known = label >= 0
             label[known] = old_to_new[label[known]]
@@ -150,3 +299,81 @@ class TreeModelMixin(FeatureScaleMixin, FastPathMixin, VersionedStateMixin):
             store.stats = remap(store.stats)
             store.keys[: store.n] = old_to_new[store.keys[: store.n]]
         self.classes_ = merged
+
+    def predict_proba(self, X):
+        """Class probabilities, averaged over the trees.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``; rows sum to one.
+        """
+        rows = self._fast_input(X)
+        if rows is not None:
+            proba = self._predict_proba_fast(rows[0], rows[1])
+            if proba is not None:
+                return proba
+        return self._predict_proba_validated(self._checked_rows(X))
+
+    def _predict_proba_validated(self, X):
+        """``predict_proba`` on a checked C-contiguous float64 array (in the units of
+        ``X``)."""
+        rows = self._fast_checked(X)
+        if rows is not None:
+            proba = self._predict_proba_fast(*rows)
+            if proba is not None:
+                return proba
+        return self._predict_proba_trees(self._in_units(X))
+
+    def predict(self, X):
+        """Most probable class of each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Rows to predict.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            The most probable class of each row.
+        """
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+
+class ForestRegressorMixin(RegressorMixin):
+    """What the regressors made of trees share (Mondrian forest and AMF
+    regressors): the checks of their batches, and the fast path of ``predict``.
+
+    A class defines ``_predict_mean_fast(X)`` (the mean, all trees in one compiled
+    call, ``utils.fast_path``; None when refused) and ``_predict_validated(X,
+    return_std)``.
+    """
+
+    _label_dtype = np.float64
+
+    def _check_fit_batch(self, X, y, sample_weight):
+        return check_X_y_batch(self, X, y, sample_weight, reset=True, y_numeric=True)
+
+    def _check_partial_fit_batch(self, X, y, sample_weight, classes):
+        return check_regressor_batch(self, X, y, sample_weight)
+
+    def _learn_labels(self, y):
+        """Targets add nothing to a regressor beyond the rows they label."""
+
+    def _predict(self, X, return_std):
+        """``predict``: the mean in one compiled call when the call qualifies, else
+        the checked rows (``_predict_validated``)."""
+        if not return_std:
+            rows = self._fast_input(X)
+            if rows is not None:
+                mean = self._predict_mean_fast(rows[0], rows[1])
+                if mean is not None:
+                    return mean
+        return self._predict_validated(self._checked_rows(X), return_std)

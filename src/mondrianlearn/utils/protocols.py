@@ -16,11 +16,15 @@ Design. The protocols are declared twice, on purpose, for two readers:
 - on the shared base :class:`~mondrianlearn.utils.estimator.TreeModelMixin`
   (the base of every family: Mondrian forests, AMF, the Mondrian kernel models,
   boosting), as working defaults that go through the public methods
-  (``partial_fit``, ``predict``, ``predict_proba``). A family overrides a default
-  with a faster one where it has it (the forests and AMF skip scikit-learn's
-  validation of rows the caller has already checked). So an integration calls the
-  method on any estimator of the library, and gets the fast version when there is
-  one.
+  (``partial_fit``, ``predict``, ``predict_proba``). The forests that learn rows
+  in batches (Mondrian forests, boosting, AMF) replace them with versions that skip
+  scikit-learn's validation of rows the caller has already checked:
+  ``_partial_fit_validated`` once for all of them
+  (:class:`~mondrianlearn.utils.estimator.ForestLearnerMixin`),
+  ``_predict_proba_validated`` once for their classifiers
+  (:class:`~mondrianlearn.utils.estimator.ForestClassifierMixin`) and
+  ``_predict_validated`` in each regressor. So an integration calls the method on
+  any estimator of the library, and gets the fast version when there is one.
 
 Protocol classes rather than abstract base classes: an ABC would have to enter
 every estimator's class hierarchy (a change to the method resolution order of

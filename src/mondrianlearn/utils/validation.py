@@ -230,7 +230,7 @@ def check_classifier_batch(estimator, X, y, sample_weight, classes):
     ``(X, y, sample_weight, first)``; on a first call the checked ``classes_`` (the
     declared ones, or those of ``y``) and ``_classes_declared`` are then set. Later
     labels of ``y``, weighted zero or not, join ``classes_`` when the caller learns
-    the batch (``TreeModelMixin._merge_new_classes``).
+    the batch (``ForestClassifierMixin._learn_labels``).
     """
     first = not estimator.__sklearn_is_fitted__()
     if not first and is_empty_batch(X):
