@@ -148,11 +148,9 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
             return learn_fast(self, scaled, data)
         trees = state["trees_"]
         scratch = state["_fast_scratch"]
-        table = scratch.table
-        if table is None or not table.refresh(trees):
-            table = self._fast_table()
-            if table is None:
-                return False
+        table = self._fast_table()
+        if table is None:
+            return False
         work = scratch.work.get("learn")
         if work is None or work[0].shape[0] != n_features or work[3].shape[0] != len(trees):
             work = scratch.work["learn"] = _learn_work(n_features, trees)
@@ -189,11 +187,9 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
                 X = scaled
             return predict_fast(self, X, n_outputs)
         scratch = state["_fast_scratch"]
-        table = scratch.table
-        if table is None or not table.refresh(state["trees_"]):
-            table = self._fast_table()
-            if table is None:
-                return None
+        table = self._fast_table()
+        if table is None:
+            return None
         scaled = self._fast_scaled(n_rows, n_features) if units.shape[1] else X
         out = np.zeros((n_rows, n_outputs) if n_outputs else n_rows)
         work = scratch.work

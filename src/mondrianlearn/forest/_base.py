@@ -217,11 +217,9 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             self._adapts_to_drift()  # raises for drift=None set after drift adaptation
         trees = state["trees_"]
         scratch = state["_fast_scratch"]
-        table = scratch.table
-        if table is None or not table.refresh(trees):
-            table = self._fast_table()
-            if table is None:
-                return False
+        table = self._fast_table()
+        if table is None:
+            return False
         store = state["_store"]
         full = store.n + m > store.X.shape[0]
         if full:  # grown as the full path's ``SampleStore.append`` would

@@ -165,12 +165,9 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
         """All trees in one compiled call (see ``utils.fast_path``; ``X`` read in
         ``units``), or None."""
         state = self.__dict__
-        scratch = state["_fast_scratch"]
-        table = scratch.table
-        if table is None or not table.refresh(state["trees_"]):
-            table = self._fast_table()
-            if table is None:
-                return None
+        table = self._fast_table()
+        if table is None:
+            return None
         n_rows, n_features = X.shape
         n_classes = state["classes_"].shape[0]
         scaled = self._fast_scaled(n_rows, n_features) if units.shape[1] else X
