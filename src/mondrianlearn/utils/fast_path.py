@@ -128,6 +128,17 @@ class FastPathMixin:
             table = self._fast_scratch.table = TreeTable(self._fast_stats)
         return table if table.refresh(self.trees_) else None
 
+    def _fast_eligible(self, X):
+        """Whether a call on ``X`` may take the fast path, as far as the array's type,
+        shape and the model's state tell: a 2-D ``numpy.ndarray`` of 1 to
+        ``FAST_MAX_ROWS`` rows of the fitted width, parameters validated since they
+        last changed, no column names to check."""
+        if type(X) is not np.ndarray or X.ndim != 2 or not 0 < X.shape[0] <= FAST_MAX_ROWS:
+            return False
+        state = self.__dict__
+        return ("_fast_params" in state and "feature_names_in_" not in state
+                and X.shape[1] == state["n_features_in_"])
+
     def _fast_input(self, X, learning=False):
         """``(X, units, follow)`` for a kernel that puts the rows in the model's units
         itself (``utils.feature_scale.rows_in_units``), if this call may take the
@@ -139,12 +150,9 @@ class FastPathMixin:
         would change a unit (rows to learn, units that follow the range). The same
         conditions as :meth:`_fast_X`, whose compiled part the kernel does.
         """
-        if type(X) is not np.ndarray or X.ndim != 2 or not 0 < X.shape[0] <= FAST_MAX_ROWS:
+        if not self._fast_eligible(X):
             return None
         state = self.__dict__
-        if ("_fast_params" not in state or "feature_names_in_" in state
-                or X.shape[1] != state["n_features_in_"]):
-            return None
         flags = X.flags
         if X.dtype is not _FLOAT64 or not (flags.c_contiguous and flags.writeable):
             if X.dtype.kind not in "fiu":
@@ -216,12 +224,9 @@ class FastPathMixin:
         Rows to learn (``learning``) that would change a unit, or hold a value that is
         not finite, take the full path.
         """
-        if type(X) is not np.ndarray or X.ndim != 2 or not 0 < X.shape[0] <= FAST_MAX_ROWS:
+        if not self._fast_eligible(X):
             return None
         state = self.__dict__
-        if ("_fast_params" not in state or "feature_names_in_" in state
-                or X.shape[1] != state["n_features_in_"]):
-            return None
         if X.dtype != np.float64 or not X.flags.c_contiguous:
             if X.dtype.kind not in "fiu":
                 return None
