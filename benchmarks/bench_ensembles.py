@@ -1,6 +1,6 @@
-"""Online bagging and rolling-weight boosting of Mondrian trees (seed 002's tables).
+"""Online bagging and rolling-weight boosting of Mondrian trees: the tables of the study.
 
-Seed 002 (the online-mondrian-forest study) compares, online, a plain Mondrian
+The online Mondrian forest study compares, online, a plain Mondrian
 forest with two ensembles of Mondrian trees: Oza and Russell's online bagging
 (``MondrianForestClassifier(bootstrap=True)``) and their online boosting ("rolling
 weight boosting", ``MondrianBoostingClassifier``). It concludes that bagging helps
@@ -315,14 +315,14 @@ def summarize(report, results, per_seed):
     boost, boost_ratio = verdicts["boosting"]
     lines.append("")
     lines.append(
-        "Seed 002, 'bagging helps at small cost': "
+        "The study, 'bagging helps at small cost': "
         + ("CONFIRMED" if bag == "better" and bag_ratio <= 1.5 else
            "PARTLY CONFIRMED" if bag_ratio <= 1.5 and bag != "worse" else "NOT CONFIRMED")
         + f" - the cost is {'small' if bag_ratio <= 1.5 else 'large'} "
         f"({fmt_ratio(bag_ratio)} the plain forest's time: a bagged tree holds only "
         f"~63% of the distinct points), accuracy: {bag}.")
     lines.append(
-        "Seed 002, 'boosting helps little at large cost': "
+        "The study, 'boosting helps little at large cost': "
         + ("CONFIRMED" if boost != "better" and boost_ratio > 1.5 else "NOT CONFIRMED")
         + f" - accuracy: {boost} (hard vote; soft vote: {verdicts['boosting_soft'][0]}); "
         f"cost {fmt_ratio(boost_ratio)} the plain forest's, "
