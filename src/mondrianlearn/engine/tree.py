@@ -131,7 +131,11 @@ def _resize_rows(array, capacity, fill, order=None):
 @shared_kernel(allocates=True)
 def _resized(array, capacity, fill, order, reorder):
     """``_resize_rows`` compiled: one call instead of several NumPy operations per
-    array when a tree grows (rows copied one assignment each: for 1-D arrays)."""
+    array when a tree grows (rows copied one assignment each: for 1-D arrays).
+
+    Copies are loops, not array-to-array slice assignments: those compile numba's
+    shape-mismatch error message (string formatting), about 3 s of compile time on
+    a new user's first call."""
     out = np.empty((capacity,) + array.shape[1:], dtype=array.dtype)
     if reorder:
         n = order.shape[0]
@@ -139,7 +143,8 @@ def _resized(array, capacity, fill, order, reorder):
             out[i] = array[order[i]]
     else:
         n = min(capacity, array.shape[0])
-        out[:n] = array[:n]
+        for i in range(n):
+            out[i] = array[i]
     out[n:] = fill
     return out
 
@@ -157,7 +162,9 @@ def _resized_2d(array, capacity, fill, order, reorder):
                 out[i, j] = array[row, j]
     else:
         n = min(capacity, array.shape[0])
-        out[:n] = array[:n]
+        for i in range(n):
+            for j in range(array.shape[1]):
+                out[i, j] = array[i, j]
     out[n:] = fill
     return out
 
