@@ -134,8 +134,8 @@ def _resized(array, capacity, fill, order, reorder):
     array when a tree grows (rows copied one assignment each: for 1-D arrays).
 
     Copies are loops, not array-to-array slice assignments: those compile numba's
-    shape-mismatch error message (string formatting), about 3 s of compile time on
-    a new user's first call."""
+    shape-mismatch error message (string formatting), seconds of compile time on a
+    new user's first call (``benchmarks/bench_cold_start.py``)."""
     out = np.empty((capacity,) + array.shape[1:], dtype=array.dtype)
     if reorder:
         n = order.shape[0]
