@@ -12,6 +12,7 @@ beside the tree in a :class:`TreeState`, which grows them together.
 """
 
 import itertools
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -294,6 +295,12 @@ class TreeState:
     def n_nodes(self):
         return int(self.arrays.meta[META_N_NODES])
 
+    @property
+    def row_nbytes(self):
+        """Bytes of one node in the node arrays and the model's per-node arrays."""
+        arrays = list(self.arrays[:-1]) + list(self.node_stats.values())  # meta: no node
+        return sum(a.itemsize * math.prod(a.shape[1:]) for a in arrays)
+
     def reserve(self, needed, limit=None, renumber=False, factor=GROWTH_FACTOR):
         """Make room for ``needed`` nodes, never past ``limit``.
 
@@ -306,7 +313,7 @@ class TreeState:
             needed = min(needed, int(limit))
         if needed <= self.capacity:
             return
-        capacity = grown_capacity(self.capacity, needed, limit, factor)
+        capacity = grown_capacity(self.capacity, needed, limit, factor, self.row_nbytes)
         self._copy_nodes(capacity, self._depth_first_order() if renumber else None)
 
     def renumber(self):
@@ -332,6 +339,20 @@ class TreeState:
         if order.shape[0] != n or np.array_equal(order, np.arange(n)):
             return None
         return order
+
+    def own_arrays(self):
+        """Make every array of the tree writable and C-contiguous, copying those that
+        are not (a tree loaded from read-only memory maps learns in its own copy)."""
+        arrays = list(self.arrays) + list(self.node_stats.values())
+        arrays += [self.rng_state, self.sample_next, self.sample_mult]
+        if all(a.flags.writeable and a.flags.c_contiguous for a in arrays):
+            return
+        self.arrays = TreeArrays(*(np.array(a, order="C") for a in self.arrays))
+        for name, array in list(self.node_stats.items()):
+            self.node_stats[name] = np.array(array, order="C")
+        self.rng_state = np.array(self.rng_state, order="C")
+        self.sample_next = np.array(self.sample_next, order="C")
+        self.sample_mult = np.array(self.sample_mult, order="C")
 
     def ensure_sample_capacity(self, n_samples):
         """Grow the sample linked list so that sample ids below ``n_samples`` fit."""
