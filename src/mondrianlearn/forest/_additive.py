@@ -177,8 +177,8 @@ def _extend_points(tree, X, keys, point_stats, stats, sample_next, sample_mult,
     Returns the position of the first point not processed. It is less than
     ``len(sample_ids)`` when the node arrays are full, or when a paused leaf must be
     re-sampled and does not fit: its id is then in ``pending[0]`` (otherwise -1),
-    and the caller grows the tree, calls ``regrow_and_count`` and goes on
-    (``forest._forest_kernels.extend_forest``).
+    and the caller grows the tree if needed, re-samples that leaf
+    (``regrow_and_count``) and goes on: ``forest._forest_kernels.extend_forest``.
 
     A tree with ``max_nodes`` nodes or close to it no longer grows: each point then
     widens the boxes and updates the statistics along its path to a leaf.

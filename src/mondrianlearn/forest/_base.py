@@ -46,7 +46,10 @@ _NO_TARGETS = np.empty(0)
 """``targets`` of the fast path's store kernel for classification (none)."""
 
 _NO_KEYS = np.empty(0, dtype=np.int64)
+"""``keys`` of ``learn_forest_rows`` when it stores no row (``_extend_tree_online``)."""
+
 _NO_RANGE = np.empty((2, 0))
+"""``feature_range`` of ``learn_forest_rows`` when it stores no row."""
 
 _MAX_SCALED_TARGET = 1e100
 """Regression targets are stored centred and scaled; a batch whose scaled targets
