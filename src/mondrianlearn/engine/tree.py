@@ -17,8 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._jit import borrowed, kernel, shared_kernel
-from .layout import depth_first_order
+from ._jit import borrowed, kernel
+from .layout import depth_first_order, renumbered_ids
 from .storage import GROWTH_FACTOR, START_CAPACITY, grown_capacity
 
 UNBOUNDED = 1 << 62
@@ -117,55 +117,27 @@ def borrowed_tree(tree):
     )
 
 
-_NO_ORDER = np.empty(0, dtype=np.int64)
+_FILLS = TreeArrays(parent=-1, left=LEAF, right=LEAF, feature=-1, threshold=0.0, time=0.0,
+                    lower=0.0, upper=0.0, n_points=0, label=MIXED, paused=False,
+                    leaf_head=-1, meta=None)
+"""Value of each node array in rows that hold no node."""
 
 
 def _resize_rows(array, capacity, fill, order=None):
     """A copy with ``capacity`` rows (``fill`` past the old ones); with ``order``,
-    row ``i`` of the copy is row ``order[i]`` of ``array``."""
-    resized = _resized_2d if array.ndim == 2 else _resized
-    if order is None:
-        return resized(array, capacity, array.dtype.type(fill), _NO_ORDER, False)
-    return resized(array, capacity, array.dtype.type(fill), order, True)
+    row ``i`` of the copy is row ``order[i]`` of ``array``.
 
-
-@shared_kernel(allocates=True)
-def _resized(array, capacity, fill, order, reorder):
-    """``_resize_rows`` compiled: one call instead of several NumPy operations per
-    array when a tree grows (rows copied one assignment each: for 1-D arrays).
-
-    Copies are loops, not array-to-array slice assignments: those compile numba's
-    shape-mismatch error message (string formatting), seconds of compile time on a
-    new user's first call (``benchmarks/bench_cold_start.py``)."""
+    NumPy, not compiled code: a tree grows a few times per thousand rows (see
+    :mod:`.storage`), so the copy's speed hardly counts, while compiling it cost a
+    new user about two seconds on a first call (``benchmarks/bench_cold_start.py``).
+    """
     out = np.empty((capacity,) + array.shape[1:], dtype=array.dtype)
-    if reorder:
-        n = order.shape[0]
-        for i in range(n):
-            out[i] = array[order[i]]
-    else:
+    if order is None:
         n = min(capacity, array.shape[0])
-        for i in range(n):
-            out[i] = array[i]
-    out[n:] = fill
-    return out
-
-
-@shared_kernel(allocates=True)
-def _resized_2d(array, capacity, fill, order, reorder):
-    """``_resized`` for 2-D arrays: reordered rows copied value by value (an
-    assignment of a row view per row costs far more than its values)."""
-    out = np.empty((capacity, array.shape[1]), dtype=array.dtype)
-    if reorder:
-        n = order.shape[0]
-        for i in range(n):
-            row = order[i]
-            for j in range(array.shape[1]):
-                out[i, j] = array[row, j]
+        out[:n] = array[:n]
     else:
-        n = min(capacity, array.shape[0])
-        for i in range(n):
-            for j in range(array.shape[1]):
-                out[i, j] = array[i, j]
+        n = order.shape[0]
+        np.take(array, order, axis=0, out=out[:n], mode="clip")  # ids are valid
     out[n:] = fill
     return out
 
@@ -178,41 +150,17 @@ def resize_tree(tree, capacity, order=None):
     """
     n_nodes = int(tree.meta[META_N_NODES])
     capacity = max(int(capacity), n_nodes, 2)
-    if order is None:
-        return _resized_tree(tree, capacity, _NO_ORDER, False)
-    return _resized_tree(tree, capacity, order, True)
-
-
-@kernel(allocates=True)
-def _resized_tree(tree, capacity, order, reorder):
-    """``resize_tree`` in one compiled call (a growing tree is copied often)."""
-    n_nodes = tree.meta[META_N_NODES]
-    parent = _resized(tree.parent, capacity, np.int64(-1), order, reorder)
-    left = _resized(tree.left, capacity, np.int64(LEAF), order, reorder)
-    right = _resized(tree.right, capacity, np.int64(LEAF), order, reorder)
+    arrays = [_resize_rows(array, capacity, fill, order)
+              for array, fill in zip(tree[:-1], _FILLS[:-1])]
     meta = tree.meta.copy()
-    if reorder:
-        new_id = np.full(n_nodes, -1, dtype=np.int64)
-        for i in range(order.shape[0]):
-            new_id[order[i]] = i
-        for links in (parent, left, right):
-            for i in range(n_nodes):
-                if links[i] >= 0:
-                    links[i] = new_id[links[i]]
+    if order is not None:
+        new_id = renumbered_ids(order, n_nodes)
+        for links in arrays[:3]:  # parent, left, right
+            head = links[:n_nodes]
+            linked = head >= 0
+            head[linked] = new_id[head[linked]]
         meta[META_ROOT] = new_id[meta[META_ROOT]]
-    return TreeArrays(
-        parent=parent, left=left, right=right,
-        feature=_resized(tree.feature, capacity, np.int64(-1), order, reorder),
-        threshold=_resized(tree.threshold, capacity, 0.0, order, reorder),
-        time=_resized(tree.time, capacity, 0.0, order, reorder),
-        lower=_resized_2d(tree.lower, capacity, 0.0, order, reorder),
-        upper=_resized_2d(tree.upper, capacity, 0.0, order, reorder),
-        n_points=_resized(tree.n_points, capacity, np.int64(0), order, reorder),
-        label=_resized(tree.label, capacity, np.int64(MIXED), order, reorder),
-        paused=_resized(tree.paused, capacity, False, order, reorder),
-        leaf_head=_resized(tree.leaf_head, capacity, np.int64(-1), order, reorder),
-        meta=meta,
-    )
+    return TreeArrays(*arrays, meta)
 
 
 _STAMPS = itertools.count(1)
