@@ -409,10 +409,10 @@ def main():
                        X, y, n_batches))
     if AMFClassifier is not None:
         import mondrianlearn.amf._base as amf_base
-        import mondrianlearn.amf._kernels as amf_kernels
+        import mondrianlearn.amf.classifier as amf_classifier
 
         add(f"AMFClassifier({amf_trees})", "fit = partial_fit", amf_base,
-            {amf_kernels: ["learn_classifier_tree"]},
+            {amf_classifier: ["learn_classifier_forest"]},
             lambda: AMFClassifier(amf_trees, n_jobs=1, random_state=0).fit(X, y))
     progress("why: CPU-time speed-up")
     estimate_rows = []

@@ -16,6 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..engine.layout import RENUMBER_FROM_NODES
 from ..engine.storage import learn_rows
 from ..engine.tree import TreeState
+from ..engine.tree_table import NO_RANGE, TreeTable
 from ..utils.drift_param import DriftMixin
 from ..utils.estimator import ForestLearnerMixin
 from ..utils.fast_path import NEW_UNITS, NO_UNITS, fast_call
@@ -110,6 +111,33 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
         self.trees_ = map_trees(learn_tree, self.trees_, self.n_jobs)
         self.n_samples_seen_ += n_rows
 
+    def _table_learner(self, learn_forest, X, data, args):
+        """``run(tree, start)`` for ``_learn``: rows ``start:`` of ``X`` (checked, in
+        the model's units) learned in one tree by ``learn_forest``, the kernel of
+        ``_learn_fast``, on a table of that tree (``data`` and ``args``: its
+        arguments after the rows and after the feature range). One learning kernel
+        serves both paths, so it is compiled once (see ``_forest_kernels``)."""
+        n_features = X.shape[1]
+        stats_names = self._fast_stats
+
+        def run(tree, start):
+            tree.own_arrays()  # the kernel writes through a table of addresses
+            table = TreeTable(stats_names)  # one per call: trees learn in threads
+            if not table.refresh([tree]):
+                raise RuntimeError("an AMF tree's arrays cannot be tabled (internal error)")
+            n_before = np.empty(1, dtype=np.int64)
+            stops = np.empty(1, dtype=np.int64)
+            starts = np.full(1, start, dtype=np.int64)
+            learn_forest(table.addresses, table.sizes, X, NO_UNITS, False, X, *data, NO_RANGE,
+                         *args, np.empty(n_features), np.empty(tree.capacity, dtype=np.int64),
+                         _NO_SAMPLES, n_before, stops, starts, True)
+            if stops[0] == start < X.shape[0]:
+                # _learn_tree made the room the kernel checks for: no progress is a bug
+                raise RuntimeError("an AMF tree could not learn a row (internal error)")
+            return int(stops[0])
+
+        return run
+
     def _learn_tree(self, tree, n_rows, run_kernel, position, n_before):
         """Learn rows ``position:`` in one tree, growing its storage as needed
         (``n_before``: its node count when the call started)."""
@@ -155,7 +183,7 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
         if work is None or work[0].shape[0] != n_features or work[3].shape[0] != len(trees):
             work = scratch.work["learn"] = _learn_work(n_features, trees)
         left_over = learn_forest(table.addresses, table.sizes, X, units, follow, scaled, *data,
-                                 state["_feature_range"], *state["_fast_args"], *work)
+                                 state["_feature_range"], *state["_fast_args"], *work, False)
         if left_over < 0:
             return NEW_UNITS if left_over == -2 else False
         if left_over:
@@ -287,8 +315,12 @@ def _with_headroom(trees):
 
 def _learn_work(n_features, trees):
     """Work arrays of the learning kernels of ``_learn_fast``: ``(excess, path,
-    no_samples, n_before, stops)``."""
+    no_samples, n_before, stops, starts)``; every tree starts at the first row."""
     n_trees = len(trees)
     return (np.empty(n_features), np.empty(_with_headroom(trees), dtype=np.int64),
-            np.empty(0, dtype=np.int64), np.empty(n_trees, dtype=np.int64),
-            np.empty(n_trees, dtype=np.int64))
+            _NO_SAMPLES, np.empty(n_trees, dtype=np.int64),
+            np.empty(n_trees, dtype=np.int64), np.zeros(n_trees, dtype=np.int64))
+
+
+_NO_SAMPLES = np.empty(0, dtype=np.int64)
+"""``no_samples`` of the learning kernels: AMF leaves keep no point ids."""

@@ -1,4 +1,4 @@
-"""AMF over all trees in one compiled call, for the per-call fast path.
+"""AMF over all trees in one compiled call.
 
 Each kernel loops over the trees of a :class:`~mondrianlearn.engine.tree_table.TreeTable`
 and runs, per tree, the same per-tree loop as the full path (``_kernels``,
@@ -6,6 +6,12 @@ and runs, per tree, the same per-tree loop as the full path (``_kernels``,
 are the estimator's own, allocated once and grown in Python; a tree that needs more
 room than they (or its node arrays) have is left to Python, which finishes it with
 the full path's per-tree loop (see ``BaseAMF._learn_fast``).
+
+Learning has one kernel per task: the full path learns each tree through the same
+kernel, on a table of that one tree, with rows it has already checked
+(``checked``) and a start row per tree (``BaseAMF._tree_learner``). A new user's
+first calls compile it once instead of a per-tree kernel beside it
+(``benchmarks/bench_cold_start.py``).
 
 Table columns of the per-node arrays (``COLUMN_STATS`` on): classification
 ``counts, total, log_weight, log_weight_tree``; regression ``total, mean, sq_dev,
@@ -37,15 +43,15 @@ STATS_REGRESSOR = ("total", "mean", "sq_dev", "log_weight", "log_weight_tree")
 
 
 @kernel
-def _start_tree(addresses, sizes, t, n_features, max_nodes, path, n_before, stops):
+def _start_tree(addresses, sizes, t, n_features, max_nodes, path, n_before, stops, starts):
     """Tree ``t`` and whether its loop may run here: not if the full path would grow
-    it first, or if the shared work space is too small for it (``stops[t] = 0``:
-    left to Python). Records its node count in ``n_before[t]``."""
+    it first, or if the shared work space is too small for it (``stops[t] =
+    starts[t]``: left to Python). Records its node count in ``n_before[t]``."""
     tree = tree_at(addresses, sizes, t, n_features)
     capacity = sizes[t, SIZE_NODES]
     n_before[t] = tree.meta[META_N_NODES]
     if (n_before[t] + FREE_NODES > capacity and capacity < max_nodes) or path.shape[0] < capacity:
-        stops[t] = 0
+        stops[t] = starts[t]
         return tree, False
     return tree, True
 
@@ -76,8 +82,9 @@ def _accepted_rows(X, units, follow, feature_range, scaled):
 def learn_classifier_forest(addresses, sizes, X, units, follow, scaled, keys, weights,
                             feature_range, step, dirichlet, split_pure, bootstrap, max_nodes,
                             count_first, n_classes, excess, path, no_samples, n_before,
-                            stops):
-    """Learn the rows in every tree (``learn_classifier_tree`` per tree).
+                            stops, starts, checked):
+    """Learn the rows ``starts[t]:`` in every tree ``t`` (``_kernels.
+    _learn_classifier_rows`` per tree: see there for the algorithm).
 
     ``X`` is in the caller's units: the rows learned are ``scaled``, filled here,
     when ``units`` has columns (see ``_accepted_rows``). Returns -1 if the rows are
@@ -85,9 +92,10 @@ def learn_classifier_forest(addresses, sizes, X, units, follow, scaled, keys, we
     ``follow`` (nothing changed in both cases), else the number of trees that
     Python must take over: for those,
     ``stops[t]`` is the first row not learned and ``n_before[t]`` the tree's node
-    count before the call.
+    count before the call. With ``checked``, the caller has checked the rows (the
+    full path, with ``units`` of no column): they are not checked again.
     """
-    code = _accepted_rows(X, units, follow, feature_range, scaled)
+    code = 0 if checked else _accepted_rows(X, units, follow, feature_range, scaled)
     if code:
         return code
     if units.shape[1]:
@@ -96,13 +104,13 @@ def learn_classifier_forest(addresses, sizes, X, units, follow, scaled, keys, we
     left_over = 0
     for t in range(addresses.shape[0]):
         tree, here = _start_tree(addresses, sizes, t, n_features, max_nodes, path, n_before,
-                                 stops)
+                                 stops, starts)
         if not here:
             left_over += 1
             continue
         capacity = sizes[t, SIZE_NODES]
         position = _learn_classifier_rows(
-            tree, X, keys, weights, 0,
+            tree, X, keys, weights, starts[t],
             float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_classes),
             float_vector_at(addresses, t, COLUMN_STATS + 1, capacity),
             float_vector_at(addresses, t, COLUMN_STATS + 2, capacity),
@@ -117,31 +125,36 @@ def learn_classifier_forest(addresses, sizes, X, units, follow, scaled, keys, we
 @kernel
 def learn_regressor_forest(addresses, sizes, X, units, follow, scaled, keys, y, weights,
                            prior, spread, feature_range, moments, step, split_pure, bootstrap,
-                           max_nodes, count_first, excess, path, no_samples, n_before, stops):
-    """``learn_classifier_forest`` for regression (``learn_regressor_tree`` per tree;
-    ``y`` relative to the model's offset, ``keys`` the bit patterns of the targets).
-    Once the rows are accepted, ``target_moments`` updates ``moments`` (the running
-    moments of the targets) and fills ``prior`` and ``spread``, which the trees left
-    to Python then learn with too."""
-    if not finite_rows(y.reshape((y.shape[0], 1))):
-        return -1
-    code = _accepted_rows(X, units, follow, feature_range, scaled)
-    if code:
-        return code
+                           max_nodes, count_first, excess, path, no_samples, n_before, stops,
+                           starts, checked):
+    """``learn_classifier_forest`` for regression (``_kernels._learn_regressor_rows``
+    per tree; ``y`` relative to the model's offset, ``keys`` the bit patterns of the
+    targets). Once the rows are accepted, ``target_moments`` updates ``moments`` (the
+    running moments of the targets) and fills ``prior`` and ``spread``, which the
+    trees left to Python then learn with too. With ``checked``, the caller has
+    checked the rows and filled ``prior`` and ``spread``: ``moments`` is not
+    updated."""
+    if not checked:
+        if not finite_rows(y.reshape((y.shape[0], 1))):
+            return -1
+        code = _accepted_rows(X, units, follow, feature_range, scaled)
+        if code:
+            return code
     if units.shape[1]:
         X = scaled
-    target_moments(y, weights, moments, prior, spread)
+    if not checked:
+        target_moments(y, weights, moments, prior, spread)
     n_features = X.shape[1]
     left_over = 0
     for t in range(addresses.shape[0]):
         tree, here = _start_tree(addresses, sizes, t, n_features, max_nodes, path, n_before,
-                                 stops)
+                                 stops, starts)
         if not here:
             left_over += 1
             continue
         capacity = sizes[t, SIZE_NODES]
         position = _learn_regressor_rows(
-            tree, X, keys, y, weights, prior, spread, 0,
+            tree, X, keys, y, weights, prior, spread, starts[t],
             float_vector_at(addresses, t, COLUMN_STATS, capacity),
             float_vector_at(addresses, t, COLUMN_STATS + 1, capacity),
             float_vector_at(addresses, t, COLUMN_STATS + 2, capacity),

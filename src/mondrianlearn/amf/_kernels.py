@@ -100,10 +100,10 @@ def _update_tree_weight(left, right, log_weight, log_weight_tree, node):
         log_weight_tree[node] = log_mean_exp2(log_weight[node], children)
 
 
-@kernel(allocates=True)
-def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weight,
-                          log_weight_tree, step, dirichlet, split_pure, rng, bootstrap,
-                          max_nodes, count_first):
+@kernel
+def _learn_classifier_rows(tree, X, keys, weights, start, counts, total, log_weight,
+                           log_weight_tree, step, dirichlet, split_pure, rng, bootstrap,
+                           max_nodes, count_first, excess, path, no_samples):
     """Learn the rows ``start:`` of a batch, in order, in one tree (classification).
 
     For each row: extend the partition (a node inserted above ``sibling`` copies its
@@ -119,6 +119,8 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
     With ``bootstrap``, the tree counts each row ``k ~ Poisson(1)`` times (drawn from
     its own stream; ``k = 0``: the tree does not see the row). With ``max_nodes``
     reached, rows update the statistics along their path without new nodes.
+    ``excess``, ``path`` and ``no_samples`` are work arrays (one entry per feature,
+    per node, none); the loop runs over borrowed views of the arrays.
 
     Returns
     -------
@@ -126,25 +128,6 @@ def learn_classifier_tree(tree, X, keys, weights, start, counts, total, log_weig
         First row not learned: smaller than ``len(X)`` when the node capacity may not
         suffice for the next row (grow the tree and call again from there).
     """
-    excess, path, no_samples = _learn_work_space(tree, X)
-    return _learn_classifier_rows(tree, X, keys, weights, start, counts, total,
-                                  log_weight, log_weight_tree, step, dirichlet,
-                                  split_pure, rng, bootstrap, max_nodes, count_first,
-                                  excess, path, no_samples)
-
-
-@kernel(allocates=True)
-def _learn_work_space(tree, X):
-    """Work arrays of the learning loops (allocated outside them: see ``borrowed``)."""
-    return (np.empty(X.shape[1]), np.empty(tree.parent.shape[0], dtype=np.int64),
-            np.empty(0, dtype=np.int64))  # AMF leaves keep no point ids
-
-
-@kernel
-def _learn_classifier_rows(tree, X, keys, weights, start, counts, total, log_weight,
-                           log_weight_tree, step, dirichlet, split_pure, rng, bootstrap,
-                           max_nodes, count_first, excess, path, no_samples):
-    """The loop of ``learn_classifier_tree`` over borrowed arrays."""
     tree = borrowed_tree(tree)
     X, keys, weights, rng = borrowed(X), borrowed(keys), borrowed(weights), borrowed(rng)
     counts, total = borrowed(counts), borrowed(total)
@@ -215,13 +198,13 @@ def target_moments(z, weights, moments, prior, spread):
     moments[0], moments[1], moments[2] = total, mean, sq_dev
 
 
-@kernel(allocates=True)
-def learn_regressor_tree(tree, X, keys, y, weights, prior, spread, start, total, mean,
-                         sq_dev, log_weight, log_weight_tree, step, split_pure, rng,
-                         bootstrap, max_nodes, count_first):
+@kernel
+def _learn_regressor_rows(tree, X, keys, y, weights, prior, spread, start, total, mean,
+                          sq_dev, log_weight, log_weight_tree, step, split_pure, rng,
+                          bootstrap, max_nodes, count_first, excess, path, no_samples):
     """Learn the rows ``start:`` of a batch in one tree (regression, squared loss).
 
-    Same as ``learn_classifier_tree`` with running means (and sums of squared
+    Same as ``_learn_classifier_rows`` with running means (and sums of squared
     deviations, for the predictive variance). The loss of a node is ``w * ((mean -
     y) / spread)^2 / 2`` with its mean before the update: the squared error in units
     of the targets' running standard deviation ``spread[i]`` (0 when ``spread[i]``
@@ -231,18 +214,6 @@ def learn_regressor_tree(tree, X, keys, y, weights, prior, spread, start, total,
     targets, so that ``split_pure=False`` keeps together points with exactly the same
     target.
     """
-    excess, path, no_samples = _learn_work_space(tree, X)
-    return _learn_regressor_rows(tree, X, keys, y, weights, prior, spread, start, total,
-                                 mean, sq_dev, log_weight, log_weight_tree, step,
-                                 split_pure, rng, bootstrap, max_nodes, count_first, excess,
-                                 path, no_samples)
-
-
-@kernel
-def _learn_regressor_rows(tree, X, keys, y, weights, prior, spread, start, total, mean,
-                          sq_dev, log_weight, log_weight_tree, step, split_pure, rng,
-                          bootstrap, max_nodes, count_first, excess, path, no_samples):
-    """The loop of ``learn_regressor_tree`` over borrowed arrays."""
     tree = borrowed_tree(tree)
     X, keys, y, weights = borrowed(X), borrowed(keys), borrowed(y), borrowed(weights)
     prior, spread = borrowed(prior), borrowed(spread)

@@ -297,24 +297,10 @@ class AMFClassifier(ForestClassifierMixin, BaseAMF):
 
     def _tree_learner(self, X, keys, weights):
         """``run(tree, start)``: learn rows ``start:`` in one tree (see ``_learn``)."""
-        from ._kernels import learn_classifier_tree
-
-        step = float(self.step)
-        dirichlet = self._dirichlet()
-        split_pure = bool(self.split_pure)
-        count_first = self._count_first()
-        bootstrap = bool(self.bootstrap)
-        max_nodes = self._max_nodes_value()
-
-        def run(tree, start):
-            s = tree.node_stats
-            return learn_classifier_tree(tree.arrays, X, keys, weights, start,
-                                         s["counts"], s["total"], s["log_weight"],
-                                         s["log_weight_tree"], step, dirichlet,
-                                         split_pure, tree.rng_state, bootstrap, max_nodes,
-                                         count_first)
-
-        return run
+        return self._table_learner(
+            learn_classifier_forest, X, (keys, weights),
+            (float(self.step), self._dirichlet(), bool(self.split_pure), bool(self.bootstrap),
+             self._max_nodes_value(), self._count_first(), len(self.classes_)))
 
     # ---------------------------------------------------------------- prediction
     def _predict_proba_fast(self, X, units=NO_UNITS):

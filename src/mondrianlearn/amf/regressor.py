@@ -313,24 +313,14 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         self._learn(X.shape[0], self._tree_learner(X, keys, z, weights, prior, spread))
 
     def _tree_learner(self, X, keys, y, weights, prior, spread):
-        """``run(tree, start)``: learn rows ``start:`` in one tree (see ``_learn``)."""
-        from ._kernels import learn_regressor_tree
+        """``run(tree, start)``: learn rows ``start:`` in one tree (see ``_learn``;
+        ``prior`` and ``spread`` filled by ``target_moments``)."""
+        from ._forest_kernels import learn_regressor_forest
 
-        step = float(self.step)
-        split_pure = bool(self.split_pure)
-        count_first = self._count_first()
-        bootstrap = bool(self.bootstrap)
-        max_nodes = self._max_nodes_value()
-
-        def run(tree, start):
-            s = tree.node_stats
-            return learn_regressor_tree(tree.arrays, X, keys, y, weights, prior, spread,
-                                        start, s["total"], s["mean"], s["sq_dev"],
-                                        s["log_weight"], s["log_weight_tree"], step,
-                                        split_pure, tree.rng_state, bootstrap, max_nodes,
-                                        count_first)
-
-        return run
+        return self._table_learner(
+            learn_regressor_forest, X, (keys, y, weights, prior, spread),
+            (self._y_moments, float(self.step), bool(self.split_pure), bool(self.bootstrap),
+             self._max_nodes_value(), self._count_first()))
 
     def predict(self, X, return_std=False):
         """Aggregated prediction, averaged over the trees (and its standard deviation).

@@ -152,7 +152,7 @@ def kernel(function=None, *, allocates=False):
     allocation in such a kernel. ``allocates=True`` is for a kernel that makes
     arrays (allocates them, or returns views that it makes): it is compiled with the
     runtime, and so is whatever is inlined into it. A kernel that receives arrays
-    from a call that made them (``_learn_work_space``) allocates too: without the
+    from a call that made them (``_path_sums._work_space``) allocates too: without the
     runtime it could not free them.
     """
     if function is None:

@@ -29,6 +29,10 @@ COLUMN_SAMPLE_MULT = N_TREE_FIELDS + 2
 COLUMN_STATS = N_TREE_FIELDS + 3
 """First column of the model's per-node arrays, in the order given to the table."""
 
+NO_RANGE = np.empty((2, 0))
+"""``feature_range`` for learning kernels given rows they need not check (the full
+path's, or none)."""
+
 SIZE_NODES = 0
 SIZE_SAMPLE_NEXT = 1
 SIZE_SAMPLE_MULT = 2

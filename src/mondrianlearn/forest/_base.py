@@ -33,7 +33,7 @@ from ..engine.tree import (
     SampleStore,
     TreeState,
 )
-from ..engine.tree_table import TreeTable
+from ..engine.tree_table import NO_RANGE, TreeTable
 from ..utils.drift_param import DriftMixin
 from ..utils.estimator import ForestClassifierMixin, ForestLearnerMixin
 from ..utils.fast_path import NEW_UNITS, NO_UNITS, ONE, ONES, fast_call
@@ -47,9 +47,6 @@ _NO_TARGETS = np.empty(0)
 
 _NO_KEYS = np.empty(0, dtype=np.int64)
 """``keys`` of ``learn_forest_rows`` when it stores no row (``_extend_tree_online``)."""
-
-_NO_RANGE = np.empty((2, 0))
-"""``feature_range`` of ``learn_forest_rows`` when it stores no row."""
 
 _MAX_SCALED_TARGET = 1e100
 """Regression targets are stored centred and scaled; a batch whose scaled targets
@@ -527,7 +524,7 @@ def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
         starts[0] = position
         left = learn_forest_rows(
             table.addresses, table.sizes, no_rows, NO_UNITS, False, no_rows, _NO_KEYS,
-            _NO_TARGETS, _NO_TARGETS, store.X, store.keys, store.stats, store.n, _NO_RANGE,
+            _NO_TARGETS, _NO_TARGETS, store.X, store.keys, store.stats, store.n, NO_RANGE,
             _MAX_SCALED_TARGET, True, ids, starts, regrow, store.stats.shape[1], bootstrap,
             lifetime, pause_pure, mss, max_nodes, one_hot, excess,
             np.empty(tree.capacity, dtype=np.int64), pending, stops, leaves)
