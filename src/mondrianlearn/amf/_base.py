@@ -235,6 +235,24 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
             del work["predict"]  # a tree outgrew the work arrays
         return None
 
+    def _table_predictor(self, predict_forest, args):
+        """``run(tree, X, out)`` for ``_sum_over_trees``: ``predict_forest``, the
+        kernel of ``_predict_fast``, on a table of that tree (``args``: its
+        arguments between the rows and ``out``), with work arrays for that tree."""
+        stats_names = self._fast_stats
+        n_outputs = max(args[0], 1)
+
+        def run(tree, X, out):
+            table = TreeTable(stats_names)  # one per call: trees predict in threads
+            if not table.refresh([tree]):
+                raise RuntimeError("an AMF tree's arrays cannot be tabled (internal error)")
+            work = prediction_work(tree.capacity, X.shape[1], n_outputs)
+            if predict_forest(table.addresses, table.sizes, X, NO_UNITS, X, *args, out,
+                              *work) != 1:
+                raise RuntimeError("an AMF tree could not predict (internal error)")
+
+        return run
+
     def _trim(self):
         for tree in self.trees_:
             tree.trim(renumber=True)

@@ -36,7 +36,7 @@ from ..engine.tree_table import (
 )
 from ..utils.feature_scale import rows_in_units, to_units
 from ._kernels import _learn_classifier_rows, _learn_regressor_rows, target_moments
-from ._path_sums import _proba_rows, _value_rows
+from ._path_sums import _proba_rows, _value_rows, _whole_tree
 
 STATS_CLASSIFIER = ("counts", "total", "log_weight", "log_weight_tree")
 STATS_REGRESSOR = ("total", "mean", "sq_dev", "log_weight", "log_weight_tree")
@@ -189,6 +189,28 @@ def _work(floats, ints, done, excess, weights):
             excess, floats[4], ints[1], weights)
 
 
+@kernel(allocates=True)
+def _whole_work(tree, n_nodes, floats, ints, done, excess, weights):
+    """The work tuple of ``_path_sums._proba_rows`` when every node's sums are
+    computed up front (``_path_sums._whole_tree``): ``_work`` with the walk table of
+    the tree's ``n_nodes`` nodes."""
+    table = walk_table(tree.left, tree.right, tree.feature, tree.threshold, n_nodes)
+    return (True, table, floats[0], floats[1], floats[2], floats[3], done, ints[0],
+            excess, floats[4], ints[1], weights)
+
+
+@kernel
+def _reset_done(tree, X, path, done, n_nodes):
+    """Clear the marks of ``done`` for the next tree or call: all of them when that
+    costs less than walking the rows' paths again (``_clear_done``; a walk reads a
+    scattered node per level, clearing a mark is a byte)."""
+    if X.shape[0] * 256 >= n_nodes:
+        for node in range(n_nodes):
+            done[node] = False
+    else:
+        _clear_done(tree, X, path, done)
+
+
 @kernel
 def _clear_done(tree, X, path, done):
     """Reset the marks that the rows' path sums left in ``done`` (it is reused)."""
@@ -214,11 +236,18 @@ def _fits(addresses, sizes, done):
 def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, dirichlet,
                          aggregate, extend, scale, out, floats, ints, done, excess, weights,
                          prefix, row, prefix_1d):
-    """Add every tree's probabilities to ``out`` (``predict_proba_tree`` per tree, in
-    tree order); the rows are ``X`` in ``units`` (put into ``scaled``; none when
-    ``units`` has no column, see ``utils.feature_scale.rows_in_units``). Returns 1,
-    or 0 if the rows are not finite, or -1 if a tree does not fit the work arrays
-    (nothing added in both cases)."""
+    """Add every tree's probabilities times ``scale`` to ``out``, in tree order
+    (``_path_sums._proba_rows`` per tree: one addition per entry and tree); the rows
+    are ``X`` in ``units`` (put into ``scaled``; none when ``units`` has no column,
+    see ``utils.feature_scale.rows_in_units``). Returns 1, or 0 if the rows are not
+    finite, or -1 if a tree does not fit the work arrays (nothing added in both
+    cases).
+
+    The only prediction kernel of ``AMFClassifier``: the full path runs it on a
+    table of one tree (``AMFClassifier._predict_proba_trees``). A batch that reaches
+    a large part of a tree (``_path_sums._whole_tree``) computes the sums of every
+    node up front, as one pass over the tree; either way a row's prediction does not
+    depend on its batch (see ``_path_sums``)."""
     if units.shape[1]:
         to_units(X, units, scaled)
         X = scaled
@@ -231,16 +260,20 @@ def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, dirichle
     for t in range(addresses.shape[0]):
         tree = tree_at(addresses, sizes, t, n_features)
         capacity = sizes[t, SIZE_NODES]
-        if tree.meta[META_N_NODES] == 0:  # no row seen yet (online bagging): the prior
+        n_nodes = tree.meta[META_N_NODES]
+        if n_nodes == 0:  # no row seen yet (online bagging): the prior
             out += scale / n_classes
             continue
+        whole = aggregate and _whole_tree(X.shape[0], n_nodes)
+        tree_work = _whole_work(tree, n_nodes, floats, ints, done, excess, weights) if whole \
+            else work
         _proba_rows(tree, X, float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_classes),
                     float_vector_at(addresses, t, COLUMN_STATS + 1, capacity),
                     float_vector_at(addresses, t, COLUMN_STATS + 2, capacity),
                     float_vector_at(addresses, t, COLUMN_STATS + 3, capacity),
-                    dirichlet, aggregate, extend, scale, out, work, prefix, row)
-        if aggregate:
-            _clear_done(tree, X, ints[0], done)
+                    dirichlet, aggregate, extend, scale, out, tree_work, prefix, row)
+        if aggregate and not whole:
+            _reset_done(tree, X, ints[0], done, n_nodes)
     return 1
 
 
@@ -274,5 +307,5 @@ def predict_value_forest(addresses, sizes, X, units, scaled, moments, aggregate,
                     float_vector_at(addresses, t, COLUMN_STATS + 4, capacity),
                     aggregate, extend, no_depths, scale, out, work, prefix)
         if aggregate:
-            _clear_done(tree, X, ints[0], done)
+            _reset_done(tree, X, ints[0], done, tree.meta[META_N_NODES])
     return 1

@@ -309,31 +309,13 @@ def _borrowed_work(work):
 
 
 @kernel(allocates=True)
-def predict_proba_tree(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
-                       use_aggregation, extend, scale, out):
-    """Add ``scale`` times one tree's class probabilities for the rows of ``X``.
-
-    Each entry of ``out`` gets one addition (the tree's whole prediction), so
-    accumulating trees in place or summing per-tree parts in tree order gives
-    identical results.
-    """
-    n_nodes = tree.meta[META_N_NODES]
-    n_classes = counts.shape[1]
-    if n_nodes == 0:  # a tree that has seen no row (online bagging) predicts the prior
-        out += scale / n_classes
-        return
-    # The loop runs in another kernel, over borrowed views of these arrays.
-    n_prefix = n_nodes if use_aggregation else 0  # rows of the prefix sums
-    _proba_rows(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
-                use_aggregation, extend, scale, out, _work_space(tree, X, use_aggregation),
-                np.empty((n_prefix, n_classes)), np.empty(n_classes))
-
-
-@kernel(allocates=True)
 def _proba_rows(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
                 use_aggregation, extend, scale, out, work, prefix, row):
-    """The work of ``predict_proba_tree``: ``work`` from ``_work_space``, ``prefix``
-    and ``row`` work arrays."""
+    """Add ``scale`` times one tree's class probabilities for the rows of ``X`` to
+    ``out``, one addition per entry (so accumulating trees in place or summing
+    per-tree parts in tree order gives identical results). ``work``: the tuple of
+    ``_work_space`` (or ``_forest_kernels._work``); ``prefix`` and ``row`` work
+    arrays of one row per node and one entry per class."""
     tree = borrowed_tree(tree)
     X, out, prefix, row = borrowed(X), borrowed(out), borrowed(prefix), borrowed(row)
     counts, total = borrowed(counts), borrowed(total)
@@ -386,7 +368,7 @@ def predict_value_tree(tree, X, values, prior, log_weight, log_weight_tree,
         if depths.shape[0] == 0:
             out += scale * prior
         return
-    # As in predict_proba_tree: the loop runs in another kernel.
+    # The loop runs in another kernel, over borrowed views of these arrays.
     _value_rows(tree, X, values, prior, log_weight, log_weight_tree, use_aggregation,
                 extend, depths, scale, out, _work_space(tree, X, use_aggregation),
                 np.empty(n_nodes if use_aggregation else 0))

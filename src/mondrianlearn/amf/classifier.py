@@ -309,20 +309,12 @@ class AMFClassifier(ForestClassifierMixin, BaseAMF):
         return self._predict_fast(predict_proba_forest, X, len(self.classes_), units)
 
     def _predict_proba_trees(self, X):
-        """Class probabilities tree by tree, on checked rows in the model's units."""
-        from ._path_sums import predict_proba_tree
-
-        dirichlet = self._dirichlet()
-        aggregate = bool(self.use_aggregation)
-        extend = bool(self.temporary_extension)
-        scale = 1.0 / len(self.trees_)
-
-        def run(tree, Xc, part):
-            s = tree.node_stats
-            predict_proba_tree(tree.arrays, Xc, s["counts"], s["total"], s["log_weight"],
-                               s["log_weight_tree"], dirichlet, aggregate, extend,
-                               scale, part)
-
-        return self._sum_over_trees(X, (len(self.classes_),), run)
+        """Class probabilities tree by tree, on checked rows in the model's units:
+        ``predict_proba_forest`` (the fast path's kernel) on a table of each tree, so
+        that one prediction kernel serves both paths (see ``_forest_kernels``)."""
+        args = (len(self.classes_), self._dirichlet(), bool(self.use_aggregation),
+                bool(self.temporary_extension), 1.0 / len(self.trees_))
+        return self._sum_over_trees(X, (len(self.classes_),),
+                                    self._table_predictor(predict_proba_forest, args))
 
 
