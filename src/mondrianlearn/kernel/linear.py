@@ -730,6 +730,7 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def _partial_fit_full(self, X, y, sample_weight):
+        self._own_arrays()  # loaded from read-only memory maps (utils.persistence)
         first = not self.__sklearn_is_fitted__()
         X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
                                               y_numeric=True)
@@ -1151,6 +1152,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def _partial_fit_full(self, X, y, classes, sample_weight):
+        self._own_arrays()  # loaded from read-only memory maps (utils.persistence)
         checked = check_classifier_batch(self, X, y, sample_weight, classes)
         if checked is None:
             return self

@@ -167,6 +167,7 @@ class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeature
 
     @_fit_context(prefer_skip_nested_validation=True)
     def _partial_fit_full(self, X):
+        self._own_arrays()  # loaded from read-only memory maps (utils.persistence)
         first = not self.__sklearn_is_fitted__()
         X = _check_X_fit(self, X, reset=first)
         if first:  # projectivity: batch sampling of the first batch is exact

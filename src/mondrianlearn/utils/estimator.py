@@ -186,6 +186,7 @@ class ForestLearnerMixin(TreeModelMixin):
     @_fit_context(prefer_skip_nested_validation=True)
     def _fit(self, X, y, sample_weight):
         """``fit``: a fresh model learns the rows."""
+        self._own_arrays()  # loaded from read-only memory maps (utils.persistence)
         X, y, sample_weight = self._check_fit_batch(X, y, sample_weight)
         self._warn_deprecated_params()
         self._start(X, y, sample_weight)
@@ -204,6 +205,7 @@ class ForestLearnerMixin(TreeModelMixin):
     def _partial_fit_full(self, X, y, sample_weight, classes):
         """``partial_fit`` through scikit-learn's validation (the first call, and any
         call that the fast path turns down)."""
+        self._own_arrays()  # loaded from read-only memory maps (utils.persistence)
         checked = self._check_partial_fit_batch(X, y, sample_weight, classes)
         self._warn_deprecated_params()
         if checked is None:
@@ -222,6 +224,7 @@ class ForestLearnerMixin(TreeModelMixin):
         qualifies, else the rows learned without scikit-learn's validation."""
         if self._partial_fit_fast(X, y):
             return self
+        self._own_arrays()  # loaded from read-only memory maps (utils.persistence)
         X = np.ascontiguousarray(X, dtype=np.float64)
         self._check_units_range(X)
         y = np.asarray(y, dtype=self._label_dtype)

@@ -409,6 +409,7 @@ class FeatureScaleMixin:
         checks rows itself and widens the range in place (the river adapters), or
         None: no range of ``n_features`` columns yet, or a model in units (which
         records its range, in units, when it learns)."""
+        self._own_arrays()  # the caller writes into the range (utils.persistence)
         if self.__dict__.get("_units") is not None:
             return None
         known = self.__dict__.get("_feature_range")
@@ -437,7 +438,10 @@ class FeatureScaleMixin:
     def _in_units(self, X):
         """Checked rows (C-contiguous float64) in the model's units, in a writable
         array (the compiled fast paths take one array type for rows in units and
-        rows they scale themselves)."""
+        rows they scale themselves). The first kernel call of every full-path
+        prediction: a model loaded from read-only memory maps copies its arrays here
+        first (``utils.persistence``)."""
+        self._own_arrays()
         units = self.__dict__.get("_units")
         if units is None:
             return X if X.flags.writeable else X.copy()

@@ -1,4 +1,17 @@
-"""Saving and loading models: pickles record the library version and state format."""
+"""Saving and loading models: pickles record the library version and state format.
+
+A model loaded with ``joblib.load(path, mmap_mode="r")`` holds read-only memory maps.
+The compiled kernels write into the model's arrays when it learns, and numba would
+compile every kernel a second time for read-only array types (seconds of a user's
+time) even to predict. So a model notes on loading that it holds read-only arrays
+(:meth:`VersionedStateMixin.__setstate__`), and the first call that predicts or
+learns replaces each of them by a copy (:meth:`VersionedStateMixin._own_arrays`,
+:func:`own_arrays`); a model that holds none pays one dictionary look-up per call.
+"""
+
+import threading
+
+import numpy as np
 
 STATE_FORMAT = 5
 """Version of the layout of fitted state; bumped when a saved model can no longer load.
@@ -12,6 +25,74 @@ has the ``drift`` parameter and, when it is set, a drift state: models saved in
 earlier formats load with ``drift=None``; 5: Mondrian forests save their trees
 without the boxes and sums that the stored points give back, ``engine.saved_trees``, which
 older versions would misread)."""
+
+
+_READ_ONLY = "_holds_read_only_arrays"
+"""Instance attribute of a loaded model that holds read-only arrays (never pickled)."""
+
+_OWN_LOCK = threading.Lock()
+"""Held while a model copies its read-only arrays (two threads may use it at once)."""
+
+
+def _walk(value, copy, seen):
+    """``(value, found)``: ``value`` with its read-only arrays copied (``copy``; lists,
+    dicts and objects are changed in place, tuples rebuilt), and whether it holds any.
+
+    Goes into lists, tuples, dicts and the attributes of the library's own objects
+    (trees, sample stores, drift states, ridge solutions...), where every array of a
+    model lives. A tree copies its own arrays (``TreeState.own_arrays``), so that its
+    ``stamp`` changes.
+    """
+    if isinstance(value, np.ndarray):
+        if value.flags.writeable:
+            return value, False
+        # order="K": the copy keeps the array's layout, as a model loaded in memory has it
+        return (np.array(value, order="K") if copy else value), True
+    if isinstance(value, (str, bytes, int, float, type)) or value is None:
+        return value, False
+    if id(value) in seen:
+        return value, False
+    seen.add(id(value))
+    if isinstance(value, tuple):
+        items = [_walk(v, copy, seen) for v in value]
+        found = any(f for _, f in items)
+        if copy and found:
+            new = [v for v, _ in items]
+            value = type(value)(*new) if hasattr(value, "_fields") else type(value)(new)
+        return value, found
+    if isinstance(value, list):
+        found = False
+        for i, item in enumerate(value):
+            value[i], f = _walk(item, copy, seen)
+            found |= f
+        return value, found
+    if isinstance(value, dict):
+        found = False
+        for key, item in list(value.items()):
+            new, f = _walk(item, copy, seen)
+            if f:
+                found = True
+                if copy:
+                    value[key] = new
+        return value, found
+    if not type(value).__module__.startswith("mondrianlearn.") or not hasattr(value, "__dict__"):
+        return value, False
+    if copy and hasattr(value, "own_arrays"):  # a TreeState
+        value.own_arrays()
+        return value, True
+    found = _walk(vars(value), copy, seen)[1]  # attributes set as they are: no __setattr__
+    return value, found
+
+
+def holds_read_only(state):
+    """Whether ``state`` (a dict of attributes, a list...) holds a read-only array."""
+    return _walk(state, False, set())[1]
+
+
+def own_arrays(state):
+    """Replace every read-only array in ``state`` (a dict of attributes, a list...) by a
+    writable copy, in place (see :func:`_walk` for where it looks)."""
+    _walk(state, True, set())
 
 
 class IncompatibleModelError(ValueError):
@@ -37,6 +118,7 @@ class VersionedStateMixin:
 
         # A copy: on Python >= 3.11 ``object.__getstate__`` returns the live __dict__.
         state = dict(super().__getstate__())
+        state.pop(_READ_ONLY, None)
         state["_mondrianlearn_version"] = __version__
         state["_mondrianlearn_state_format"] = STATE_FORMAT
         return state
@@ -53,3 +135,21 @@ class VersionedStateMixin:
                 f"{self._oldest_state_format} to {STATE_FORMAT} of this estimator. Load it "
                 f"with mondrian-learn {version}, or refit it.")
         super().__setstate__(state)
+        if holds_read_only(self.__dict__):  # e.g. joblib.load(path, mmap_mode="r")
+            self.__dict__[_READ_ONLY] = True
+
+    def _own_arrays(self):
+        """Copy the read-only arrays of a model loaded from memory maps, once, before
+        its first prediction or learning call (see the module docstring).
+
+        Learning writes into the arrays, and prediction kernels called with read-only
+        arrays would be compiled again for that type: a copy costs less than either
+        (and the copy is what a model loaded without ``mmap_mode`` holds). Called by
+        the full paths only: the fast paths (``utils.fast_path``) run once a full
+        learning call has recorded the fast state, and it owns the arrays first.
+        """
+        if _READ_ONLY in self.__dict__:
+            with _OWN_LOCK:
+                if _READ_ONLY in self.__dict__:
+                    own_arrays(self.__dict__)
+                    del self.__dict__[_READ_ONLY]
