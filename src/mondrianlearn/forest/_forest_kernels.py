@@ -182,12 +182,16 @@ def _largest_tree(sizes):
 
 @kernel(allocates=True)
 def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, gamma, max_depth,
-                         out, nodes, reals, classes, excess):
+                         scale, out, nodes, reals, classes, excess):
     """Add the probabilities of every tree that has seen a point to ``out``, each
-    tree's part summed first (as the full path does); the rows are ``X`` in
-    ``units`` (put into ``scaled``; none when ``units`` has no column). Returns 1,
-    or 0 if the rows are not finite, or -1 if a tree does not fit the work
-    arrays."""
+    tree's part (weighted by ``scale``, or by one over the number of such trees when
+    ``scale`` is 0) summed first; the rows are ``X`` in ``units`` (put into
+    ``scaled``; none when ``units`` has no column). Returns 1, or 0 if the rows are
+    not finite, or -1 if a tree does not fit the work arrays.
+
+    The only prediction kernel of ``MondrianForestClassifier``: its full path runs
+    it on a table of one tree at a time, with ``scale`` one over its trained trees
+    (``_predict_proba_trees``), and adds the parts in tree order, as here."""
     if units.shape[1]:
         to_units(X, units, scaled)
         X = scaled
@@ -203,7 +207,8 @@ def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, gamma, m
     if trained == 0:
         out[:, :] = 1.0 / n_classes
         return 1
-    scale = 1.0 / trained
+    if scale == 0.0:
+        scale = 1.0 / trained
     part = np.empty_like(out)
     for t in range(addresses.shape[0]):
         tree = tree_at(addresses, sizes, t, n_features)

@@ -5,11 +5,11 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from ..engine.tree_table import TreeTable
 from ..utils.fast_path import NO_UNITS, fast_call
 from ..utils.parallel import map_trees
 from ._base import BaseMondrianForest, BaseMondrianForestClassifier
 from ._forest_kernels import predict_proba_forest
-from ._smoothing import predict_proba_tree
 
 
 class MondrianForestClassifier(BaseMondrianForestClassifier):
@@ -175,15 +175,17 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
         gamma, max_depth = self._gamma(), self._max_depth_value()
         work = self._predict_work(n_features, n_classes)
         status = predict_proba_forest(table.addresses, table.sizes, X, units, scaled,
-                                      n_classes, gamma, max_depth, out, *work)
+                                      n_classes, gamma, max_depth, 0.0, out, *work)
         if status < 0:  # a tree outgrew the work arrays
             work = self._predict_work(n_features, n_classes, fresh=True)
             status = predict_proba_forest(table.addresses, table.sizes, X, units, scaled,
-                                          n_classes, gamma, max_depth, out, *work)
+                                          n_classes, gamma, max_depth, 0.0, out, *work)
         return out if status == 1 else None
 
     def _predict_proba_trees(self, X):
-        """Class probabilities tree by tree, on checked rows in the model's units."""
+        """Class probabilities tree by tree, on checked rows in the model's units:
+        ``predict_proba_forest`` (the fast path's kernel) on a table of each tree, so
+        that one prediction kernel serves both paths."""
         gamma = self._gamma()
         max_depth = self._max_depth_value()
         n_classes = len(self.classes_)
@@ -197,8 +199,17 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
 
             def one(tree):
                 part = np.zeros((Xc.shape[0], n_classes))
-                predict_proba_tree(tree.arrays, tree.node_stats["stats"], Xc, gamma,
-                                   max_depth, scale, part)
+                table = TreeTable(("stats",))  # one per call: trees predict in threads
+                if not table.refresh([tree]):
+                    raise RuntimeError("a Mondrian tree's arrays cannot be tabled "
+                                       "(internal error)")
+                n = tree.capacity + 1
+                status = predict_proba_forest(
+                    table.addresses, table.sizes, Xc, NO_UNITS, Xc, n_classes, gamma,
+                    max_depth, scale, part, np.empty(n, dtype=np.int64), np.empty((3, n)),
+                    np.empty((3, n_classes)), np.empty(Xc.shape[1]))
+                if status != 1:
+                    raise RuntimeError("a Mondrian tree could not predict (internal error)")
                 return part
 
             for part in map_trees(one, trees, self.n_jobs):
