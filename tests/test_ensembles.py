@@ -292,7 +292,10 @@ def test_bootstrap_false_reproduces_the_model_before_the_option():
         [9.6704332864847198e-01, 1.8115732219617625e-02, 1.4840939131910331e-02],
         [9.9472781394122822e-01, 2.6366902935239505e-03, 2.6354957652478255e-03],
         [9.5851908090359839e-01, 2.3579452478897738e-02, 1.7901466617504014e-02]])
-    np.testing.assert_allclose(clf.predict_proba(probe), expected, rtol=1e-9, atol=1e-15)
+    # Same trees (node counts above); the probabilities move by up to 2e-7 relative
+    # since boxes are stored rounded outward to float32 (state format 6,
+    # engine.boxes): the branch-off probabilities of the probes read those boxes.
+    np.testing.assert_allclose(clf.predict_proba(probe), expected, rtol=1e-6, atol=1e-15)
     assert all(tree.sample_mult.shape == (0,) for tree in clf.trees_)
 
     Xr, yr = make_regression(n_samples=120, n_features=3, noise=1.0, random_state=0)
@@ -301,10 +304,10 @@ def test_bootstrap_false_reproduces_the_model_before_the_option():
     mean, std = reg.predict(np.random.RandomState(2).normal(size=(6, 3)), return_std=True)
     np.testing.assert_allclose(mean, [-136.22088738122966, 42.59169608890414,
                                       -65.20467832464996, 87.42336124723988,
-                                      -1.627558111156695, 106.13976841096917], rtol=1e-9)
+                                      -1.627558111156695, 106.13976841096917], rtol=1e-6)
     np.testing.assert_allclose(std, [65.33283436032532, 67.34345995876494, 46.125038515726004,
                                      68.54524272159242, 50.04327682774922,
-                                     36.860563702937746], rtol=1e-9)
+                                     36.860563702937746], rtol=1e-6)  # float32 boxes
     assert all(tree.sample_mult.shape == (0,) for tree in reg.trees_)
 
 

@@ -31,6 +31,15 @@ LEAF = -1
 MIXED = -1
 """``label`` of a node whose points carry more than one label key."""
 
+ID_DTYPE = np.int32
+"""Type of the node ids (``parent``, ``left``, ``right``), sample ids
+(``leaf_head``) and features stored per node: 2**31 of each is more than memory
+holds. Label keys stay int64 (a regressor's keys are 64-bit codes of targets),
+and so do point counts (a stream under a node budget counts without end)."""
+
+BOX_DTYPE = np.float32
+"""Type of the stored boxes (rounded outward, see ``engine.boxes``)."""
+
 META_N_NODES = 0
 META_ROOT = 1
 META_MAX_LEAF_POINTS = 2
@@ -42,17 +51,18 @@ class TreeArrays(NamedTuple):
 
     Attributes
     ----------
-    parent, left, right : int64 arrays
+    parent, left, right : int32 arrays (:data:`ID_DTYPE`)
         Tree structure; ``-1`` for no parent / no child.
-    feature : int64 array
+    feature : int32 array
         Split dimension of internal nodes.
     threshold : float64 array
         Split location: points with ``x[feature] <= threshold`` go left.
     time : float64 array
         Split time ``tau`` of internal nodes; at a leaf, the lifetime (``inf`` by
         default), i.e. the block was not cut before the end of the process.
-    lower, upper : float64 arrays of shape (capacity, n_features)
-        Bounding box of the training points in the node.
+    lower, upper : float32 arrays of shape (capacity, n_features)
+        Bounding box of the training points in the node, rounded outward to float32
+        (see ``engine.boxes``).
     n_points : int64 array
         Number of training points that reached the node (unweighted).
     label : int64 array
@@ -60,7 +70,7 @@ class TreeArrays(NamedTuple):
     paused : bool array
         Paused leaves (MF paper, section 5) are not cut until a point arrives that
         makes them splittable again; they are then re-sampled from their points.
-    leaf_head : int64 array
+    leaf_head : int32 array
         First sample id of a leaf's linked list of points (``-1`` when empty); the
         list continues in the tree's ``sample_next`` array.
     meta : int64 array of shape (META_SIZE,)
@@ -86,18 +96,18 @@ def empty_tree(n_features, capacity=16):
     """A tree with no node and room for ``capacity`` nodes."""
     capacity = max(int(capacity), 2)
     return TreeArrays(
-        parent=np.full(capacity, -1, dtype=np.int64),
-        left=np.full(capacity, LEAF, dtype=np.int64),
-        right=np.full(capacity, LEAF, dtype=np.int64),
-        feature=np.full(capacity, -1, dtype=np.int64),
+        parent=np.full(capacity, -1, dtype=ID_DTYPE),
+        left=np.full(capacity, LEAF, dtype=ID_DTYPE),
+        right=np.full(capacity, LEAF, dtype=ID_DTYPE),
+        feature=np.full(capacity, -1, dtype=ID_DTYPE),
         threshold=np.zeros(capacity, dtype=np.float64),
         time=np.zeros(capacity, dtype=np.float64),
-        lower=np.zeros((capacity, n_features), dtype=np.float64),
-        upper=np.zeros((capacity, n_features), dtype=np.float64),
+        lower=np.zeros((capacity, n_features), dtype=BOX_DTYPE),
+        upper=np.zeros((capacity, n_features), dtype=BOX_DTYPE),
         n_points=np.zeros(capacity, dtype=np.int64),
         label=np.full(capacity, MIXED, dtype=np.int64),
         paused=np.zeros(capacity, dtype=np.bool_),
-        leaf_head=np.full(capacity, -1, dtype=np.int64),
+        leaf_head=np.full(capacity, -1, dtype=ID_DTYPE),
         meta=np.zeros(META_SIZE, dtype=np.int64),
     )
 
@@ -117,49 +127,95 @@ def borrowed_tree(tree):
 
 
 _NO_ORDER = np.empty(0, dtype=np.int64)
+_LINKS = ("parent", "left", "right")
+_ID_FIELDS = _LINKS + ("feature", "leaf_head")
 
 
 def _resize_rows(array, capacity, fill, order=None):
     """A copy with ``capacity`` rows (``fill`` past the old ones); with ``order``,
     row ``i`` of the copy is row ``order[i]`` of ``array``."""
-    resized = _resized_2d if array.ndim == 2 else _resized
+    out = _new_rows(array, capacity)
     if order is None:
-        return resized(array, capacity, array.dtype.type(fill), _NO_ORDER, False)
-    return resized(array, capacity, array.dtype.type(fill), order, True)
-
-
-@shared_kernel(allocates=True)
-def _resized(array, capacity, fill, order, reorder):
-    """``_resize_rows`` compiled: one call instead of several NumPy operations per
-    array when a tree grows (rows copied one assignment each: for 1-D arrays)."""
-    out = np.empty((capacity,) + array.shape[1:], dtype=array.dtype)
-    if reorder:
-        n = order.shape[0]
-        for i in range(n):
-            out[i] = array[order[i]]
-    else:
         n = min(capacity, array.shape[0])
-        out[:n] = array[:n]
-    out[n:] = fill
+        _move_rows(array, out, _NO_ORDER, False, _NO_ORDER, n)
+    else:
+        n = order.shape[0]
+        _move_rows(array, out, order, True, _NO_ORDER, n)
+    if fill != 0:
+        out[n:] = fill
     return out
 
 
-@shared_kernel(allocates=True)
-def _resized_2d(array, capacity, fill, order, reorder):
-    """``_resized`` for 2-D arrays: reordered rows copied value by value (an
-    assignment of a row view per row costs far more than its values)."""
-    out = np.empty((capacity, array.shape[1]), dtype=array.dtype)
-    if reorder:
-        n = order.shape[0]
-        for i in range(n):
-            row = order[i]
-            for j in range(array.shape[1]):
-                out[i, j] = array[row, j]
+def _new_rows(array, capacity):
+    """Zeros shaped like ``array`` with ``capacity`` rows. Zeros, not ``np.full``:
+    a large zeroed allocation gets its memory pages from the system only when they
+    are first written, so the spare rows of a grown tree take no memory."""
+    return np.zeros((capacity,) + array.shape[1:], dtype=array.dtype)
+
+
+def _move_rows(array, out, order, reorder, new_id, n):
+    """Copy the first ``n`` rows of ``array`` into ``out`` (with ``reorder``, row
+    ``i`` of ``out`` is row ``order[i]``); with a non-empty ``new_id``, the values
+    are node ids, mapped through it (``-1`` stays)."""
+    if array.ndim == 2:
+        _move_rows_2d(array, out, order, reorder, n)
+    elif new_id.shape[0]:
+        _move_links(array, out, order, reorder, new_id, n)
     else:
-        n = min(capacity, array.shape[0])
-        out[:n] = array[:n]
-    out[n:] = fill
-    return out
+        _move_values(array, out, order, reorder, n)
+
+
+@shared_kernel
+def _move_values(array, out, order, reorder, n):
+    """``_move_rows`` for 1-D arrays, compiled."""
+    for i in range(n):
+        out[i] = array[order[i]] if reorder else array[i]
+
+
+@shared_kernel
+def _move_links(array, out, order, reorder, new_id, n):
+    """``_move_values`` for node ids, mapped through ``new_id``."""
+    for i in range(n):
+        v = array[order[i]] if reorder else array[i]
+        out[i] = new_id[v] if v >= 0 else v
+
+
+@shared_kernel
+def _move_rows_2d(array, out, order, reorder, n):
+    """``_move_rows`` for 2-D arrays, compiled (value by value: an assignment of a
+    row view per row costs far more than its values)."""
+    for i in range(n):
+        row = order[i] if reorder else i
+        for j in range(array.shape[1]):
+            out[i, j] = array[row, j]
+
+
+def resize_fields(fields, capacity, order=None):
+    """Give the node arrays in the dict ``fields`` (``TreeArrays._asdict()``)
+    ``capacity`` rows, in place; ``order`` as in :func:`resize_tree`.
+
+    Spare rows are zero: ``new_node`` sets every field of a node it takes. One
+    array is replaced at a time, so that a caller who holds no other reference to
+    the old arrays needs room for one array more, not for a second tree.
+    """
+    meta = fields["meta"].copy()
+    n_nodes = int(meta[META_N_NODES])
+    reorder = order is not None
+    new_id = _NO_ORDER
+    if reorder:
+        n_nodes = order.shape[0]
+        new_id = np.full(max(int(meta[META_N_NODES]), 1), -1, dtype=np.int64)
+        new_id[order] = np.arange(n_nodes, dtype=np.int64)
+        meta[META_ROOT] = new_id[meta[META_ROOT]]
+    for name in TreeArrays._fields:
+        if name == "meta":
+            continue
+        out = _new_rows(fields[name], capacity)
+        _move_rows(fields[name], out, order if reorder else _NO_ORDER, reorder,
+                   new_id if reorder and name in _LINKS else _NO_ORDER, n_nodes)
+        fields[name] = out
+    fields["meta"] = meta
+    return fields
 
 
 def resize_tree(tree, capacity, order=None):
@@ -170,41 +226,7 @@ def resize_tree(tree, capacity, order=None):
     """
     n_nodes = int(tree.meta[META_N_NODES])
     capacity = max(int(capacity), n_nodes, 2)
-    if order is None:
-        return _resized_tree(tree, capacity, _NO_ORDER, False)
-    return _resized_tree(tree, capacity, order, True)
-
-
-@kernel(allocates=True)
-def _resized_tree(tree, capacity, order, reorder):
-    """``resize_tree`` in one compiled call (a growing tree is copied often)."""
-    n_nodes = tree.meta[META_N_NODES]
-    parent = _resized(tree.parent, capacity, np.int64(-1), order, reorder)
-    left = _resized(tree.left, capacity, np.int64(LEAF), order, reorder)
-    right = _resized(tree.right, capacity, np.int64(LEAF), order, reorder)
-    meta = tree.meta.copy()
-    if reorder:
-        new_id = np.full(n_nodes, -1, dtype=np.int64)
-        for i in range(order.shape[0]):
-            new_id[order[i]] = i
-        for links in (parent, left, right):
-            for i in range(n_nodes):
-                if links[i] >= 0:
-                    links[i] = new_id[links[i]]
-        meta[META_ROOT] = new_id[meta[META_ROOT]]
-    return TreeArrays(
-        parent=parent, left=left, right=right,
-        feature=_resized(tree.feature, capacity, np.int64(-1), order, reorder),
-        threshold=_resized(tree.threshold, capacity, 0.0, order, reorder),
-        time=_resized(tree.time, capacity, 0.0, order, reorder),
-        lower=_resized_2d(tree.lower, capacity, 0.0, order, reorder),
-        upper=_resized_2d(tree.upper, capacity, 0.0, order, reorder),
-        n_points=_resized(tree.n_points, capacity, np.int64(0), order, reorder),
-        label=_resized(tree.label, capacity, np.int64(MIXED), order, reorder),
-        paused=_resized(tree.paused, capacity, False, order, reorder),
-        leaf_head=_resized(tree.leaf_head, capacity, np.int64(-1), order, reorder),
-        meta=meta,
-    )
+    return TreeArrays(**resize_fields(tree._asdict(), capacity, order))
 
 
 _STAMPS = itertools.count(1)
@@ -310,7 +332,9 @@ class TreeState:
             self._copy_nodes(self.capacity, order)
 
     def _copy_nodes(self, capacity, order):
-        self.arrays = resize_tree(self.arrays, capacity, order)
+        fields = self.arrays._asdict()
+        self.arrays = None  # so that each old array is freed once it is copied
+        self.arrays = TreeArrays(**resize_fields(fields, capacity, order))
         for name, array in self.node_stats.items():
             self.node_stats[name] = _resize_rows(array, capacity, 0, order)
 
@@ -343,10 +367,10 @@ class TreeState:
         feature first seen late enters a model, as in river's AMF).
         """
         values = np.asarray(values, dtype=np.float64)
-        new = np.broadcast_to(values, (self.capacity, values.shape[0]))
+        shape = (self.capacity, values.shape[0])
         self.arrays = self.arrays._replace(
-            lower=np.hstack([self.arrays.lower, new]),
-            upper=np.hstack([self.arrays.upper, new]))
+            lower=np.hstack([self.arrays.lower, np.broadcast_to(rounded_down(values), shape)]),
+            upper=np.hstack([self.arrays.upper, np.broadcast_to(rounded_up(values), shape)]))
 
     def trim(self, renumber=False):
         """Release unused capacity (called at the end of ``fit``); ``renumber`` as in
@@ -370,6 +394,11 @@ class TreeState:
     def __setstate__(self, state):
         state = dict(state)
         node_stats = state.pop("node_stats", {})
+        arrays = state.get("arrays")
+        if arrays is not None and arrays.lower.dtype != BOX_DTYPE:  # saved before format 6
+            state["arrays"] = arrays._replace(
+                lower=rounded_down(arrays.lower), upper=rounded_up(arrays.upper),
+                **{f: getattr(arrays, f).astype(ID_DTYPE) for f in _ID_FIELDS})
         self.__dict__.update(state)
         object.__setattr__(self, "node_stats", NodeStats(self, node_stats))
         self._new_stamp()
@@ -380,6 +409,24 @@ class TreeState:
         total = sum(a.nbytes for a in self.arrays) + self.sample_next.nbytes
         total += self.sample_mult.nbytes
         return total + sum(a.nbytes for a in self.node_stats.values())
+
+
+def rounded_down(values):
+    """``values`` rounded down to :data:`BOX_DTYPE` (a new array)."""
+    values = np.asarray(values, dtype=np.float64)
+    out = values.astype(BOX_DTYPE)
+    above = out > values
+    out[above] = np.nextafter(out[above], BOX_DTYPE(-np.inf))
+    return out
+
+
+def rounded_up(values):
+    """``values`` rounded up to :data:`BOX_DTYPE` (a new array)."""
+    values = np.asarray(values, dtype=np.float64)
+    out = values.astype(BOX_DTYPE)
+    below = out < values
+    out[below] = np.nextafter(out[below], BOX_DTYPE(np.inf))
+    return out
 
 
 class SampleStore:

@@ -78,6 +78,7 @@ import math
 import numpy as np
 
 from ..engine._jit import kernel, shared_kernel
+from ..engine.boxes import round_down, round_up
 
 MIN_EXPONENT = -1000
 """Units are at least ``2 ** MIN_EXPONENT`` (their inverses stay finite)."""
@@ -286,12 +287,13 @@ def rows_in_units(X, units, follow, feature_range, scaled):
 @kernel
 def rescale_boxes(lower, upper, threshold, feature, n_nodes, factors):
     """Multiply dimension ``d`` of the first ``n_nodes`` boxes, and the thresholds of
-    the cuts along ``d``, by ``factors[d]``."""
+    the cuts along ``d``, by ``factors[d]`` (boxes rounded outward again: exact for
+    the powers of two that units change by)."""
     d = lower.shape[1]
     for j in range(n_nodes):
         for k in range(d):
-            lower[j, k] *= factors[k]
-            upper[j, k] *= factors[k]
+            lower[j, k] = round_down(lower[j, k] * factors[k])
+            upper[j, k] = round_up(upper[j, k] * factors[k])
         f = feature[j]
         if f >= 0:
             threshold[j] *= factors[f]

@@ -1,6 +1,6 @@
 """Saving and loading models: pickles record the library version and state format."""
 
-STATE_FORMAT = 5
+STATE_FORMAT = 6
 """Version of the layout of fitted state; bumped when a saved model can no longer load.
 
 An estimator reads the formats from its ``_oldest_state_format`` to this one: a
@@ -11,7 +11,9 @@ saved in formats 1 and 2 load with ``feature_scale=None``, in raw units; 4: AMF
 has the ``drift`` parameter and, when it is set, a drift state: models saved in
 earlier formats load with ``drift=None``; 5: Mondrian forests save their trees
 without the boxes and sums that the stored points give back, ``engine.saved_trees``, which
-older versions would misread)."""
+older versions would misread; 6: boxes are stored in float32, rounded outward,
+``engine.boxes``: trees saved in earlier formats get their float64 boxes rounded
+outward when they load, ``TreeState.__setstate__``)."""
 
 
 class IncompatibleModelError(ValueError):
