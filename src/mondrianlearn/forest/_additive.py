@@ -15,7 +15,7 @@ partition; a positive multiplicity only scales the statistics.
 
 import numpy as np
 
-from ..engine._jit import borrowed, inline_kernel, kernel
+from ..engine._jit import borrowed, inline_kernel, kernel, shared_kernel
 from ..engine.extension import absorb_to_leaf, extend_to_leaf, leaf_must_unpause, regrow_leaf
 from ..engine.growth import sample_blocks
 from ..engine.random import poisson
@@ -108,7 +108,7 @@ def room_to_regrow(tree, leaf):
     return tree.meta[META_N_NODES] + 2 * tree.n_points[leaf] + 2 <= tree.parent.shape[0]
 
 
-@kernel
+@shared_kernel
 def regrow_and_count(tree, X, keys, point_stats, stats, sample_next, sample_mult, leaf,
                      lifetime, pause_pure, min_samples_split, rng):
     """Un-pause and re-sample ``leaf``, then compute the statistics of the new nodes."""

@@ -85,12 +85,21 @@ def assign_new_columns(addresses, sizes, n_features, n_before, n_columns):
     return n_columns
 
 
-@kernel(allocates=True)
+@kernel
 def _sort_rows(columns, n_rows):
     """Sort ``columns[i]`` in place for the first ``n_rows`` rows (the columns of a
-    row are distinct: any sort gives numpy's order)."""
+    row are distinct: any sort gives numpy's order).
+
+    An insertion sort: a row holds one column per tree, and numba's ``sort`` costs
+    about 3 s of compile time on a first use."""
     for i in range(n_rows):
-        columns[i].sort()
+        for j in range(1, columns.shape[1]):
+            value = columns[i, j]
+            k = j - 1
+            while k >= 0 and columns[i, k] > value:
+                columns[i, k + 1] = columns[i, k]
+                k -= 1
+            columns[i, k + 1] = value
 
 
 @kernel

@@ -459,7 +459,8 @@ def sgd_sweep_events(events, first, last, left, right, tree_of, start, end, pts,
         c = events[k]
         t = tree_of[c]
         for child in (left[c], right[c]):
-            W[child, :] = W[c, :]
+            for j in range(W.shape[1]):  # a loop: a row assignment compiles an error message
+                W[child, j] = W[c, j]
             for q in range(start[child], end[child]):
                 active[pts[q], t] = child
         n_features += 1
