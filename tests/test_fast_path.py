@@ -140,7 +140,7 @@ def test_bad_rows_that_change_a_unit_are_refused(cls, bad):
     elif cls in REGRESSORS:
         label[0] = np.nan
     else:
-        return
+        pytest.skip("non-finite targets: regression only")
     before = _state(model)
     with pytest.raises(ValueError):
         model.partial_fit(row, label)

@@ -156,7 +156,12 @@ def _new_rows(array, capacity):
 def _move_rows(array, out, order, reorder, new_id, n):
     """Copy the first ``n`` rows of ``array`` into ``out`` (with ``reorder``, row
     ``i`` of ``out`` is row ``order[i]``); with a non-empty ``new_id``, the values
-    are node ids, mapped through it (``-1`` stays)."""
+    are node ids, mapped through it (``-1`` stays).
+
+    The compiled copies are loops, not array-to-array slice assignments: those
+    compile numba's shape-mismatch error message (string formatting), seconds of
+    compile time on a new user's first call (``benchmarks/bench_cold_start.py``).
+    """
     if array.ndim == 2:
         _move_rows_2d(array, out, order, reorder, n)
     elif new_id.shape[0]:

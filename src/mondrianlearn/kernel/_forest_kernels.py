@@ -90,8 +90,8 @@ def _sort_rows(columns, n_rows):
     """Sort ``columns[i]`` in place for the first ``n_rows`` rows (the columns of a
     row are distinct: any sort gives numpy's order).
 
-    An insertion sort: a row holds one column per tree, and numba's ``sort`` costs
-    about 3 s of compile time on a first use."""
+    An insertion sort: a row holds one column per tree, and numba's ``sort`` adds
+    seconds of compile time to a first use."""
     for i in range(n_rows):
         for j in range(1, columns.shape[1]):
             value = columns[i, j]

@@ -163,14 +163,21 @@ class FastPathMixin:
         if units is None:
             return X, NO_UNITS, False
         if learning and state["_units_follow_range"]:
-            # While AMF keeps its first rows (``_first_rows``), rows that leave the
-            # units as they are may be learned here; the caller keeps them.
-            due = NOT_DUE if "_first_rows" in state else state["_units_due"]
-            if (state.get("_feature_range") is None
-                    or state["n_samples_seen_"] + X.shape[0] > due):
+            if not self._units_open(X.shape[0]):
                 return None
             return X, units, True
         return X, units, False
+
+    def _units_open(self, n_rows):
+        """Whether ``n_rows`` rows to learn may take the fast path in units that follow
+        the range: the model has a range, and no re-learning or re-sampling is due
+        (``_units_due``) within them. While AMF keeps its first rows
+        (``_first_rows``), rows that leave the units as they are may be learned
+        there; the caller keeps them."""
+        state = self.__dict__
+        due = NOT_DUE if "_first_rows" in state else state["_units_due"]
+        return (state.get("_feature_range") is not None
+                and state["n_samples_seen_"] + n_rows <= due)
 
     def _fast_checked(self, X):
         """``(X, units)`` for the fast path of a call on rows already checked (a
@@ -235,12 +242,8 @@ class FastPathMixin:
         if units is not None:
             out = np.empty_like(X)
             if learning and state["_units_follow_range"]:
-                feature_range = state.get("_feature_range")
-                # While AMF keeps its first rows (``_first_rows``), rows that leave the
-                # units as they are may be learned here; the caller keeps them.
-                due = NOT_DUE if "_first_rows" in state else state["_units_due"]
-                if (feature_range is None or state["n_samples_seen_"] + X.shape[0] > due
-                        or scale_rows(X, units, feature_range, out)):
+                if (not self._units_open(X.shape[0])
+                        or scale_rows(X, units, state["_feature_range"], out)):
                     return None
             else:
                 to_units(X, units, out)
@@ -253,10 +256,7 @@ class FastPathMixin:
         X = self._fast_X(X, learning=True)
         if X is None:
             return None
-        if "_fast_class_index" in self.__dict__:
-            labels = self._fast_keys(y, X.shape[0])
-        else:
-            labels = self._fast_targets(y, X.shape[0])
+        labels = self._fast_labels(y, X.shape[0])
         return None if labels is None else (X, labels)
 
     def _fast_keys(self, y, n_rows):
