@@ -465,7 +465,7 @@ def test_boost_tree_kernel_updates_a_controlled_weight_array():
     lam = lam_in.copy()
     keys = y[10:].astype(np.int64)
     point_stats = np.eye(2)[keys]
-    ids = model._store.append(X[10:], keys, point_stats)
+    ids = model._store.append(model._in_units(X[10:]), keys, point_stats)
     tree.ensure_sample_capacity(model._store.n)
 
     def run_kernel(tree, position):
@@ -521,6 +521,7 @@ def weighted_votes(model, X, weights):
 
     n_classes = len(model.classes_)
     votes = np.zeros((len(X), n_classes))
+    X = model._in_units(X)  # the trees' coordinates (relative to the origin)
     for tree, w in zip(model.trees_, weights):
         part = np.zeros((len(X), n_classes))
         predict_proba_tree(tree.arrays, tree.node_stats["stats"], X, model._gamma(),
@@ -567,7 +568,7 @@ def test_boosting_fast_and_full_paths_give_the_weighted_vote(voting, iris):
     plain = weighted_votes(model, probe, np.ones(len(weights)))
     assert np.abs(expected - plain).max() > 0.05  # the weights change the answer here
 
-    fast = model._predict_proba_fast(probe)  # the compiled call over the tree table
+    fast = model._predict_proba_fast(probe, model._units)  # the compiled call over the table
     assert fast is not None
     small = np.vstack([model.predict_proba(probe[i:i + 1]) for i in range(20)])
     repeats = FAST_MAX_ROWS // len(probe) + 1

@@ -8,7 +8,6 @@ from river import datasets, evaluate, metrics, preprocessing  # noqa: E402
 
 from mondrianlearn import AMFClassifier, MondrianForestClassifier  # noqa: E402
 from mondrianlearn import river as mlr  # noqa: E402
-from mondrianlearn.engine.tree import rounded_down, rounded_up  # noqa: E402
 
 
 def _amf_fast_predict_is_stale():
@@ -86,8 +85,9 @@ def test_features_first_seen_late_and_missing_features():
     assert inner.n_features_in_ == 2
     lower, upper = inner.trees_[0].arrays.lower, inner.trees_[0].arrays.upper
     root = inner.trees_[0].arrays.meta[1]
-    # 0.3 rounded outward to float32, as every stored box (engine.boxes)
-    assert lower[root, 1] == rounded_down(0.3) and upper[root, 1] == rounded_up(0.3)
+    # the first value of "b" is its origin (utils.feature_scale): the trees hold 0
+    assert inner._units[2, 1] == 0.3
+    assert lower[root, 1] == 0.0 and upper[root, 1] == 0.0
     # a row without "b" takes its first value; an unknown feature at prediction is ignored
     model.learn_one({"a": 0.1}, 0)
     proba = model.predict_proba_one({"a": 0.2, "zzz": 5.0})

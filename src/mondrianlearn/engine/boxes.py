@@ -15,7 +15,10 @@ widen boxes: a box widened point by point (online) and a box computed at once fr
 the same points (batch) are the same stored box. Split locations and the extents
 that drive the split times in batch sampling are taken from the true float64
 bounds of the points, never from a rounded box (a cut between a rounded bound and
-the nearest point would separate nothing).
+the nearest point would separate nothing). float32 precision is relative to the
+magnitude of a value: the estimators give the engine every feature relative to an
+origin, a row of their data (``utils.feature_scale``), so that it is relative to
+the data's range instead.
 """
 
 import numpy as np

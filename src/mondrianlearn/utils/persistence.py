@@ -12,8 +12,9 @@ has the ``drift`` parameter and, when it is set, a drift state: models saved in
 earlier formats load with ``drift=None``; 5: Mondrian forests save their trees
 without the boxes and sums that the stored points give back, ``engine.saved_trees``, which
 older versions would misread; 6: boxes are stored in float32, rounded outward,
-``engine.boxes``: trees saved in earlier formats get their float64 boxes rounded
-outward when they load, ``TreeState.__setstate__``)."""
+``engine.boxes``, relative to an origin of the features, ``utils.feature_scale``:
+trees saved in earlier formats get their float64 boxes rounded outward when they
+load, ``TreeState.__setstate__``, and origin 0)."""
 
 
 class IncompatibleModelError(ValueError):
