@@ -392,7 +392,7 @@ def main():
     progress("why: kernel share")
     import mondrianlearn.forest._base as mf_base
 
-    mf_kernels = ["sample_tree", "extend_tree", "regrow_and_count", "accumulate_new_nodes",
+    mf_kernels = ["sample_tree", "learn_forest_rows", "accumulate_new_nodes",
                   "draw_multiplicities", "close_pending_blocks"]
     why = []
 

@@ -8,6 +8,8 @@ from mondrianlearn.engine.growth import plant_root, sample_blocks
 from mondrianlearn.engine.storage import (
     FREE_NODES,
     GROWTH_FACTOR,
+    MIN_GROWTH_BYTES,
+    SMALL_TREE_FACTOR,
     batch_nodes,
     grown_capacity,
     learn_rows,
@@ -43,14 +45,28 @@ def test_a_growth_step_fits_the_need_grows_geometrically_and_keeps_the_limit(
     assert new == max(needed, at_least)  # and no more
 
 
+@pytest.mark.parametrize("capacity", [16, 100, 5000, 100_000])
+def test_a_small_tree_grows_by_a_fixed_room_up_to_fourfold(capacity):
+    row_bytes = 200
+    new = grown_capacity(capacity, capacity + 1, row_bytes=row_bytes)
+    room = MIN_GROWTH_BYTES // row_bytes
+    assert new == max(capacity + min((SMALL_TREE_FACTOR - 1) * capacity, room),
+                      int(capacity * GROWTH_FACTOR))
+    assert (new - capacity) * row_bytes <= max(MIN_GROWTH_BYTES,
+                                               (GROWTH_FACTOR - 1) * capacity * row_bytes)
+    assert grown_capacity(capacity, capacity + 1, limit=capacity + 2,
+                          row_bytes=row_bytes) == capacity + 2
+
+
 def test_reserve_grows_the_node_statistics_and_keeps_the_limit():
     tree = _tree()
     tree.arrays.meta[META_N_NODES] = 10
     tree.reserve(12)
     assert tree.capacity == 16  # fits: no copy
     tree.reserve(17)
-    assert tree.capacity == 24  # by the growth factor
-    assert tree.node_stats["stats"].shape == (24, 3)
+    assert tree.capacity == 16 * SMALL_TREE_FACTOR  # a small tree
+    assert tree.node_stats["stats"].shape == (64, 3)
+    assert tree.row_nbytes == sum(a[:1].nbytes for a in tree.arrays[:-1]) + 3 * 8
     tree.reserve(1000, limit=100)
     assert tree.capacity == 100
     tree.reserve(1000, limit=100)

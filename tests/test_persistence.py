@@ -117,3 +117,23 @@ def test_older_formats_load_unless_the_layout_changed(make):
     else:
         blank.__setstate__(state)
         assert np.array_equal(_predict(blank, X), _predict(model, X))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: MondrianForestClassifier(n_estimators=3, random_state=0),
+    lambda: MondrianForestRegressor(n_estimators=3, random_state=0),
+])
+def test_a_forest_loaded_from_read_only_memory_maps_predicts_and_learns(make, tmp_path):
+    """A Mondrian forest loaded with ``mmap_mode="r"`` learns in its own copy of the
+    trees: predictions and learning equal those of the model kept in memory."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = (X[:, 0] > 0).astype(int) if "Classifier" in type(make()).__name__ else X[:, 1]
+    model = make().fit(X[:200], y[:200])
+    joblib.dump(model, tmp_path / "model.joblib")
+    mapped = joblib.load(tmp_path / "model.joblib", mmap_mode="r")
+    np.testing.assert_array_equal(mapped.predict(X[300:]), model.predict(X[300:]))
+    for start, stop in [(200, 250), (250, 251), (251, 252)]:
+        mapped.partial_fit(X[start:stop], y[start:stop])
+        model.partial_fit(X[start:stop], y[start:stop])
+    np.testing.assert_array_equal(mapped.predict(X[300:]), model.predict(X[300:]))

@@ -8,7 +8,8 @@ batch sampled block by block), so the policy is decided here, in one place:
 
 - a tree grows when it might not take its next row (:func:`must_grow`), to
   :func:`nodes_to_reserve` nodes for the rows left;
-- a growth step multiplies the capacity by :data:`GROWTH_FACTOR` at least;
+- a growth step multiplies the capacity by :data:`GROWTH_FACTOR` at least, and a
+  small tree's by up to :data:`SMALL_TREE_FACTOR` (:data:`MIN_GROWTH_BYTES`);
 - a node budget (``max_nodes``) caps every step.
 
 Capacity is not observable: spare room changes no computation. Only models that
@@ -38,8 +39,22 @@ ROOM_AHEAD = 64
 """Nodes reserved past a call's own bounds, so that small trees and calls of a few
 rows do not grow one node at a time."""
 
+MIN_GROWTH_BYTES = 1 << 18
+"""Room, in bytes of node arrays, that a growth step adds to a small tree.
 
-def grown_capacity(capacity, needed, limit=None, factor=GROWTH_FACTOR):
+A growth step has a fixed cost (a Python call, new arrays, the compiled kernels'
+tables of array addresses brought up to date) beside the copy, which is
+proportional to the tree. While a tree is small the fixed cost dominates, and a
+stream learned one row at a time would pay it every few dozen rows. So a step adds
+this much room, or :data:`SMALL_TREE_FACTOR` times the capacity if that is less
+(so that a tree of a few rows stays small): the spare room this adds is at most
+256 KiB per tree. Large trees grow by :data:`GROWTH_FACTOR`."""
+
+SMALL_TREE_FACTOR = 4
+"""Largest growth ratio of a step (a small tree's, see :data:`MIN_GROWTH_BYTES`)."""
+
+
+def grown_capacity(capacity, needed, limit=None, factor=GROWTH_FACTOR, row_bytes=None):
     """The capacity of a growth step from ``capacity`` that fits ``needed`` nodes.
 
     Parameters
@@ -52,12 +67,20 @@ def grown_capacity(capacity, needed, limit=None, factor=GROWTH_FACTOR):
         Node budget: the result never exceeds it.
     factor : float
         Least growth ratio (:data:`GROWTH_FACTOR` unless the caller has a reason).
+    row_bytes : int, optional
+        Bytes of one node in all the tree's node arrays: the step then adds
+        :data:`MIN_GROWTH_BYTES` of room at least, up to :data:`SMALL_TREE_FACTOR`
+        times the capacity.
 
     Returns
     -------
     int
     """
-    capacity = max(int(needed), int(capacity * factor))
+    least = 0
+    if row_bytes:
+        least = capacity + min((SMALL_TREE_FACTOR - 1) * capacity,
+                               MIN_GROWTH_BYTES // int(row_bytes))
+    capacity = max(int(needed), int(capacity * factor), least)
     return capacity if limit is None else min(capacity, int(limit))
 
 

@@ -12,12 +12,13 @@ beside the tree in a :class:`TreeState`, which grows them together.
 """
 
 import itertools
+import math
 from typing import NamedTuple
 
 import numpy as np
 
-from ._jit import borrowed, kernel, shared_kernel
-from .layout import depth_first_order
+from ._jit import borrowed, kernel
+from .layout import depth_first_order, renumbered_ids
 from .storage import GROWTH_FACTOR, START_CAPACITY, grown_capacity
 
 UNBOUNDED = 1 << 62
@@ -126,21 +127,20 @@ def borrowed_tree(tree):
     )
 
 
-_NO_ORDER = np.empty(0, dtype=np.int64)
 _LINKS = ("parent", "left", "right")
 _ID_FIELDS = _LINKS + ("feature", "leaf_head")
 
 
 def _resize_rows(array, capacity, fill, order=None):
     """A copy with ``capacity`` rows (``fill`` past the old ones); with ``order``,
-    row ``i`` of the copy is row ``order[i]`` of ``array``."""
+    row ``i`` of the copy is row ``order[i]`` of ``array``.
+
+    NumPy, not compiled code: a tree grows a few times per thousand rows (see
+    :mod:`.storage`), so the copy's speed hardly counts, while compiling it cost a
+    new user about two seconds on a first call (``benchmarks/bench_cold_start.py``).
+    """
     out = _new_rows(array, capacity)
-    if order is None:
-        n = min(capacity, array.shape[0])
-        _move_rows(array, out, _NO_ORDER, False, _NO_ORDER, n)
-    else:
-        n = order.shape[0]
-        _move_rows(array, out, order, True, _NO_ORDER, n)
+    n = _copy_rows(array, out, order, min(capacity, array.shape[0]))
     if fill != 0:
         out[n:] = fill
     return out
@@ -153,46 +153,21 @@ def _new_rows(array, capacity):
     return np.zeros((capacity,) + array.shape[1:], dtype=array.dtype)
 
 
-def _move_rows(array, out, order, reorder, new_id, n):
-    """Copy the first ``n`` rows of ``array`` into ``out`` (with ``reorder``, row
-    ``i`` of ``out`` is row ``order[i]``); with a non-empty ``new_id``, the values
-    are node ids, mapped through it (``-1`` stays).
-
-    The compiled copies are loops, not array-to-array slice assignments: those
-    compile numba's shape-mismatch error message (string formatting), seconds of
-    compile time on a new user's first call (``benchmarks/bench_cold_start.py``).
-    """
-    if array.ndim == 2:
-        _move_rows_2d(array, out, order, reorder, n)
-    elif new_id.shape[0]:
-        _move_links(array, out, order, reorder, new_id, n)
+def _copy_rows(array, out, order, n, new_id=None):
+    """Copy the first ``n`` rows of ``array`` into ``out`` (with ``order``, row ``i``
+    of ``out`` is row ``order[i]``, for the ``len(order)`` rows of ``order``); with
+    ``new_id``, the values are node ids, mapped through it (``-1`` stays). Returns
+    the number of rows written; the rows past them are not touched."""
+    if order is None:
+        out[:n] = array[:n]
     else:
-        _move_values(array, out, order, reorder, n)
-
-
-@shared_kernel
-def _move_values(array, out, order, reorder, n):
-    """``_move_rows`` for 1-D arrays, compiled."""
-    for i in range(n):
-        out[i] = array[order[i]] if reorder else array[i]
-
-
-@shared_kernel
-def _move_links(array, out, order, reorder, new_id, n):
-    """``_move_values`` for node ids, mapped through ``new_id``."""
-    for i in range(n):
-        v = array[order[i]] if reorder else array[i]
-        out[i] = new_id[v] if v >= 0 else v
-
-
-@shared_kernel
-def _move_rows_2d(array, out, order, reorder, n):
-    """``_move_rows`` for 2-D arrays, compiled (value by value: an assignment of a
-    row view per row costs far more than its values)."""
-    for i in range(n):
-        row = order[i] if reorder else i
-        for j in range(array.shape[1]):
-            out[i, j] = array[row, j]
+        n = order.shape[0]
+        np.take(array, order, axis=0, out=out[:n], mode="clip")  # ids are valid
+    if new_id is not None:
+        head = out[:n]
+        linked = head >= 0
+        head[linked] = new_id[head[linked]]
+    return n
 
 
 def resize_fields(fields, capacity, order=None):
@@ -205,19 +180,13 @@ def resize_fields(fields, capacity, order=None):
     """
     meta = fields["meta"].copy()
     n_nodes = int(meta[META_N_NODES])
-    reorder = order is not None
-    new_id = _NO_ORDER
-    if reorder:
-        n_nodes = order.shape[0]
-        new_id = np.full(max(int(meta[META_N_NODES]), 1), -1, dtype=np.int64)
-        new_id[order] = np.arange(n_nodes, dtype=np.int64)
+    new_id = None
+    if order is not None:
+        new_id = renumbered_ids(order, max(n_nodes, 1))
         meta[META_ROOT] = new_id[meta[META_ROOT]]
-    for name in TreeArrays._fields:
-        if name == "meta":
-            continue
+    for name in TreeArrays._fields[:-1]:  # meta: no node
         out = _new_rows(fields[name], capacity)
-        _move_rows(fields[name], out, order if reorder else _NO_ORDER, reorder,
-                   new_id if reorder and name in _LINKS else _NO_ORDER, n_nodes)
+        _copy_rows(fields[name], out, order, n_nodes, new_id if name in _LINKS else None)
         fields[name] = out
     fields["meta"] = meta
     return fields
@@ -314,6 +283,12 @@ class TreeState:
     def n_nodes(self):
         return int(self.arrays.meta[META_N_NODES])
 
+    @property
+    def row_nbytes(self):
+        """Bytes of one node in the node arrays and the model's per-node arrays."""
+        arrays = list(self.arrays[:-1]) + list(self.node_stats.values())  # meta: no node
+        return sum(a.itemsize * math.prod(a.shape[1:]) for a in arrays)
+
     def reserve(self, needed, limit=None, renumber=False, factor=GROWTH_FACTOR):
         """Make room for ``needed`` nodes, never past ``limit``.
 
@@ -326,7 +301,7 @@ class TreeState:
             needed = min(needed, int(limit))
         if needed <= self.capacity:
             return
-        capacity = grown_capacity(self.capacity, needed, limit, factor)
+        capacity = grown_capacity(self.capacity, needed, limit, factor, self.row_nbytes)
         self._copy_nodes(capacity, self._depth_first_order() if renumber else None)
 
     def renumber(self):
@@ -354,6 +329,20 @@ class TreeState:
         if order.shape[0] != n or np.array_equal(order, np.arange(n)):
             return None
         return order
+
+    def own_arrays(self):
+        """Make every array of the tree writable and C-contiguous, copying those that
+        are not (a tree loaded from read-only memory maps learns in its own copy)."""
+        arrays = list(self.arrays) + list(self.node_stats.values())
+        arrays += [self.rng_state, self.sample_next, self.sample_mult]
+        if all(a.flags.writeable and a.flags.c_contiguous for a in arrays):
+            return
+        self.arrays = TreeArrays(*(np.array(a, order="C") for a in self.arrays))
+        for name, array in list(self.node_stats.items()):
+            self.node_stats[name] = np.array(array, order="C")
+        self.rng_state = np.array(self.rng_state, order="C")
+        self.sample_next = np.array(self.sample_next, order="C")
+        self.sample_mult = np.array(self.sample_mult, order="C")
 
     def ensure_sample_capacity(self, n_samples):
         """Grow the sample linked list so that sample ids below ``n_samples`` fit."""

@@ -3,7 +3,8 @@
 Mondrian forests keep, in every node, a sum over the node's points of a per-point
 vector: a weighted one-hot class vector (classification) or the weighted moments
 ``(w, w y, w y^2)`` (regression). Both are learned by the same loops: ``sample_tree``
-(batch) and ``extend_tree`` (online), point by point with ``add_point``. The
+(batch) and ``_extend_points`` (online, point by point with ``add_point``; called
+for all trees at once by ``forest._forest_kernels.learn_forest_rows``). The
 per-point vectors live in the forest's sample store, so re-sampling a paused leaf can
 recompute its statistics.
 
@@ -15,7 +16,7 @@ partition; a positive multiplicity only scales the statistics.
 
 import numpy as np
 
-from ..engine._jit import borrowed, inline_kernel, kernel, shared_kernel
+from ..engine._jit import borrowed, inline_kernel, kernel
 from ..engine.extension import absorb_to_leaf, extend_to_leaf, leaf_must_unpause, regrow_leaf
 from ..engine.growth import sample_blocks
 from ..engine.random import poisson
@@ -108,7 +109,7 @@ def room_to_regrow(tree, leaf):
     return tree.meta[META_N_NODES] + 2 * tree.n_points[leaf] + 2 <= tree.parent.shape[0]
 
 
-@shared_kernel
+@kernel
 def regrow_and_count(tree, X, keys, point_stats, stats, sample_next, sample_mult, leaf,
                      lifetime, pause_pure, min_samples_split, rng):
     """Un-pause and re-sample ``leaf``, then compute the statistics of the new nodes."""
@@ -161,11 +162,13 @@ def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
     return leaf, must_regrow
 
 
-@kernel(allocates=True)
-def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
-                sample_ids, start, bootstrap, lifetime, use_pausing, pause_pure,
-                min_samples_split, rng, pending, max_nodes, one_hot):
-    """Extend a tree online with the points ``sample_ids[start:]``, in order.
+@kernel
+def _extend_points(tree, X, keys, point_stats, stats, sample_next, sample_mult,
+                   sample_ids, start, bootstrap, lifetime, use_pausing, pause_pure,
+                   min_samples_split, rng, pending, max_nodes, one_hot, excess, path):
+    """Extend a tree online with the points ``sample_ids[start:]``, in order
+    (``excess``, ``path``: work space; the arrays are borrowed, see
+    ``engine._jit.borrowed``).
 
     With ``bootstrap``, each point gets a Poisson(1) multiplicity drawn from the
     tree's stream (Oza and Russell's online bagging); points drawn zero times are
@@ -174,24 +177,12 @@ def extend_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult,
     Returns the position of the first point not processed. It is less than
     ``len(sample_ids)`` when the node arrays are full, or when a paused leaf must be
     re-sampled and does not fit: its id is then in ``pending[0]`` (otherwise -1),
-    and the caller grows the tree, calls ``regrow_and_count`` and goes on.
+    and the caller grows the tree if needed, re-samples that leaf
+    (``regrow_and_count``) and goes on: ``forest._forest_kernels.extend_forest``.
 
     A tree with ``max_nodes`` nodes or close to it no longer grows: each point then
     widens the boxes and updates the statistics along its path to a leaf.
     """
-    return _extend_points(tree, X, keys, point_stats, stats, sample_next, sample_mult,
-                          sample_ids, start, bootstrap, lifetime, use_pausing, pause_pure,
-                          min_samples_split, rng, pending, max_nodes, one_hot,
-                          np.empty(X.shape[1]),
-                          np.empty(tree.parent.shape[0], dtype=np.int64))
-
-
-@kernel
-def _extend_points(tree, X, keys, point_stats, stats, sample_next, sample_mult,
-                   sample_ids, start, bootstrap, lifetime, use_pausing, pause_pure,
-                   min_samples_split, rng, pending, max_nodes, one_hot, excess, path):
-    """The loop of ``extend_tree`` over borrowed arrays (``excess``, ``path``: work
-    space; see ``engine._jit.borrowed``)."""
     tree = borrowed_tree(tree)
     X, keys, stats = borrowed(X), borrowed(keys), borrowed(stats)
     point_stats = borrowed(point_stats)

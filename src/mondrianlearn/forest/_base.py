@@ -33,22 +33,23 @@ from ..engine.tree import (
     SampleStore,
     TreeState,
 )
+from ..engine.tree_table import TreeTable
 from ..utils.drift_param import DriftMixin
 from ..utils.estimator import ForestClassifierMixin, ForestLearnerMixin
-from ..utils.fast_path import NEW_UNITS, ONE, ONES, fast_call
+from ..utils.fast_path import NEW_UNITS, NO_UNITS, ONE, ONES, fast_call
 from ..utils.parallel import map_trees
-from ._additive import (
-    accumulate_new_nodes,
-    draw_multiplicities,
-    extend_tree,
-    regrow_and_count,
-    sample_tree,
-)
+from ._additive import accumulate_new_nodes, draw_multiplicities, sample_tree
 from ._forest_kernels import learn_forest_rows
 from ._smoothing import ikn_posterior
 
 _NO_TARGETS = np.empty(0)
 """``targets`` of the fast path's store kernel for classification (none)."""
+
+_NO_KEYS = np.empty(0, dtype=np.int64)
+"""``keys`` of ``learn_forest_rows`` when it stores no row (``_extend_tree_online``)."""
+
+_NO_RANGE = np.empty((2, 0))
+"""``feature_range`` of ``learn_forest_rows`` when it stores no row."""
 
 _MAX_SCALED_TARGET = 1e100
 """Regression targets are stored centred and scaled; a batch whose scaled targets
@@ -236,7 +237,7 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         left_over = learn_forest_rows(
             table.addresses, table.sizes, X, units, follow, scaled, keys,
             ONE if m == 1 else ONES[:m], targets, store.X, store.keys, store.stats, store.n,
-            state["_feature_range"], _MAX_SCALED_TARGET, not adapts, ids,
+            state["_feature_range"], _MAX_SCALED_TARGET, not adapts, ids, work[6], work[7],
             store.stats.shape[1], bootstrap, lifetime, pause_pure, mss, max_nodes, one_hot,
             *work[:5])
         if left_over < 0:
@@ -442,11 +443,10 @@ def _learn_tree(tree, store, ids, settings, position=0, leaf=-1):
     lifetime, pause_pure, mss, bootstrap, max_nodes, one_hot = settings
     tree.ensure_sample_capacity(store.n)
     if tree.n_nodes == 0:
+        # The spare room of batch sampling is kept: online learning (partial_fit,
+        # trees re-sampled on new units) goes on into it; fit trims at its end.
         _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
                            max_nodes, one_hot)
-        # Release the spare room of batch sampling here, in the tree's own thread,
-        # rather than serially after all trees (fit's trim).
-        tree.trim()
     else:
         _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
                             max_nodes, one_hot, position, leaf)
@@ -502,34 +502,54 @@ def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
 def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
                         max_nodes=UNBOUNDED, one_hot=False, position=0, leaf=-1):
     """Extend a tree point by point with ``ids[position:]``, growing storage as
-    needed (``leaf``: a paused leaf to re-sample first, or -1)."""
-    pending = np.full(1, leaf, dtype=np.int64)
+    needed (``leaf``: a paused leaf to re-sample first, or -1).
+
+    The kernel is the fast path's, ``learn_forest_rows``, on a table of this one
+    tree and no new row: one compiled kernel learns online (see there).
+    """
+    tree.own_arrays()  # the kernel writes through a table of addresses
+    trees = [tree]
+    n_features = store.X.shape[1]
+    no_rows = np.empty((0, n_features))
+    excess = np.empty(n_features)
+    pending = np.full(1, -1, dtype=np.int64)
+    starts, regrow = np.zeros(1, dtype=np.int64), np.full(1, leaf, dtype=np.int64)
+    stops, leaves = np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)
 
     def regrowth(tree):  # re-sampling the pending leaf makes two nodes per point
-        leaf = pending[0]
+        leaf = int(regrow[0])
         return 0 if leaf < 0 else 2 * int(tree.arrays.n_points[leaf]) + 2
 
     def run_kernel(tree, position):
-        if pending[0] >= 0:
-            regrow_and_count(tree.arrays, store.X, store.keys, store.stats,
-                             tree.node_stats["stats"], tree.sample_next, tree.sample_mult,
-                             pending[0], lifetime, pause_pure, mss, tree.rng_state)
-            pending[0] = -1
-        if position >= ids.shape[0]:
-            return position
-        return extend_tree(tree.arrays, store.X, store.keys, store.stats,
-                           tree.node_stats["stats"], tree.sample_next, tree.sample_mult,
-                           ids, position, bootstrap, lifetime, True, pause_pure, mss,
-                           tree.rng_state, pending, max_nodes, one_hot)
+        # A table per call, dropped on return: a table keeps the arrays it points
+        # to alive, and the tree grows between calls one array at a time, each old
+        # array freed once copied (``engine.tree.resize_fields``).
+        table = TreeTable(("stats",))
+        if not table.refresh(trees):
+            raise RuntimeError("a Mondrian tree's arrays cannot be tabled (internal error)")
+        starts[0] = position
+        left = learn_forest_rows(
+            table.addresses, table.sizes, no_rows, NO_UNITS, False, no_rows, _NO_KEYS,
+            _NO_TARGETS, _NO_TARGETS, store.X, store.keys, store.stats, store.n, _NO_RANGE,
+            _MAX_SCALED_TARGET, True, ids, starts, regrow, store.stats.shape[1], bootstrap,
+            lifetime, pause_pure, mss, max_nodes, one_hot, excess,
+            np.empty(tree.capacity, dtype=np.int64), pending, stops, leaves)
+        if left and stops[0] == position and leaves[0] == regrow[0]:
+            # learn_rows made the room the kernel checks for: no progress is a bug
+            raise RuntimeError("a Mondrian tree could not be extended (internal error)")
+        regrow[0] = leaves[0]
+        return int(stops[0])
 
     learn_rows(tree, run_kernel, position, ids.shape[0], limit=max_nodes, pending=regrowth)
 
 
 def _extend_work(n_features, trees):
     """Work arrays of ``BaseMondrianForest._learn_fast``: ``(excess, path, pending,
-    stops, leaves, ids)``, ``path`` for the largest tree and half more."""
+    stops, leaves, ids, starts, regrow)``, ``path`` for the largest tree and half
+    more; every tree starts at the first point and has no leaf to re-sample."""
     n_trees = len(trees)
     capacity = max(t.capacity for t in trees)
     return (np.empty(n_features), np.empty(capacity + capacity // 2, dtype=np.int64),
             np.full(1, -1, dtype=np.int64), np.empty(n_trees, dtype=np.int64),
-            np.empty(n_trees, dtype=np.int64), np.empty(1, dtype=np.int64))
+            np.empty(n_trees, dtype=np.int64), np.empty(1, dtype=np.int64),
+            np.zeros(n_trees, dtype=np.int64), np.full(n_trees, -1, dtype=np.int64))

@@ -5,7 +5,8 @@ As ``amf._forest_kernels``: each kernel loops over a
 loop (``_additive._extend_points``, ``_smoothing._proba_rows``/``_moments_rows``) on
 the estimator's work arrays, so results are bit-identical. A tree that needs storage
 or a paused leaf re-sampled is left to Python (``BaseMondrianForest._learn``), which
-finishes it with the full path. The table's one per-node array is ``stats``.
+grows it and finishes it with ``learn_forest_rows`` again, on a table of that tree
+alone: online learning has one kernel. The table's one per-node array is ``stats``.
 """
 
 import numpy as np
@@ -29,7 +30,7 @@ from ..engine.tree_table import (
     tree_at,
 )
 from ..utils.feature_scale import rows_in_units, to_units
-from ._additive import _extend_points
+from ._additive import _extend_points, regrow_and_count
 from ._smoothing import _moments_rows, _proba_rows
 
 _NO_VARIANCES = np.empty(0)
@@ -91,10 +92,11 @@ def _needs_python(tree, sizes, t, n_stored, max_nodes, path):
 
 
 @kernel
-def extend_forest(addresses, sizes, store_X, store_keys, store_stats, ids, n_stats,
-                  bootstrap, lifetime, pause_pure, min_samples_split, max_nodes, one_hot,
-                  excess, path, pending, stops, leaves):
-    """Extend every tree with the stored points ``ids`` (``extend_tree`` per tree).
+def extend_forest(addresses, sizes, store_X, store_keys, store_stats, ids, starts, regrow,
+                  n_stats, bootstrap, lifetime, pause_pure, min_samples_split, max_nodes,
+                  one_hot, excess, path, pending, stops, leaves):
+    """Extend every tree ``t`` with the stored points ``ids[starts[t]:]``, after
+    re-sampling its paused leaf ``regrow[t]`` (-1: none).
 
     Returns the number of trees left to Python: for those, ``stops[t]`` is the first
     point not processed and ``leaves[t]`` a paused leaf to re-sample first (or -1).
@@ -104,19 +106,26 @@ def extend_forest(addresses, sizes, store_X, store_keys, store_stats, ids, n_sta
     left_over = 0
     for t in range(addresses.shape[0]):
         tree = tree_at(addresses, sizes, t, n_features)
-        leaves[t] = -1
+        leaves[t] = regrow[t]
         if _needs_python(tree, sizes, t, n_stored, max_nodes, path):
-            stops[t] = 0
+            stops[t] = starts[t]
             left_over += 1
             continue
         capacity = sizes[t, SIZE_NODES]
+        stats = float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_stats)
+        sample_next = int_vector_at(addresses, t, COLUMN_SAMPLE_NEXT,
+                                    sizes[t, SIZE_SAMPLE_NEXT])
+        sample_mult = float_vector_at(addresses, t, COLUMN_SAMPLE_MULT,
+                                      sizes[t, SIZE_SAMPLE_MULT])
+        rng = rng_at(addresses, t)
+        if regrow[t] >= 0:
+            regrow_and_count(tree, store_X, store_keys, store_stats, stats, sample_next,
+                             sample_mult, regrow[t], lifetime, pause_pure,
+                             min_samples_split, rng)
         position = _extend_points(
-            tree, store_X, store_keys, store_stats,
-            float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_stats),
-            int_vector_at(addresses, t, COLUMN_SAMPLE_NEXT, sizes[t, SIZE_SAMPLE_NEXT]),
-            float_vector_at(addresses, t, COLUMN_SAMPLE_MULT, sizes[t, SIZE_SAMPLE_MULT]),
-            ids, 0, bootstrap, lifetime, True, pause_pure, min_samples_split,
-            rng_at(addresses, t), pending, max_nodes, one_hot, excess, path)
+            tree, store_X, store_keys, store_stats, stats, sample_next, sample_mult, ids,
+            starts[t], bootstrap, lifetime, True, pause_pure, min_samples_split, rng,
+            pending, max_nodes, one_hot, excess, path)
         stops[t] = position
         leaves[t] = pending[0]
         if position < ids.shape[0] or pending[0] >= 0:
@@ -127,33 +136,40 @@ def extend_forest(addresses, sizes, store_X, store_keys, store_stats, ids, n_sta
 @kernel
 def learn_forest_rows(addresses, sizes, X, units, follow, scaled, keys, weights, targets,
                       store_X, store_keys, store_stats, n_stored, feature_range, max_target,
-                      extend, ids, n_stats, bootstrap, lifetime, pause_pure,
+                      extend, ids, starts, regrow, n_stats, bootstrap, lifetime, pause_pure,
                       min_samples_split, max_nodes, one_hot, excess, path, pending, stops,
                       leaves):
-    """The fast path's learning in one call: the rows (``X`` in the caller's units,
-    read in ``units``: see ``utils.feature_scale.rows_in_units``) are stored as the
-    points ``n_stored, ...`` (``store_rows``; their ids written to ``ids``) and, if
-    ``extend``, every tree is extended with them (``extend_forest``).
+    """Every online step of a Mondrian forest, in one compiled call.
+
+    The rows ``X`` (in the caller's units, read in ``units``: see
+    ``utils.feature_scale.rows_in_units``), if any, are stored as the points
+    ``n_stored, ...`` (``store_rows``; their ids written to ``ids``); then, if
+    ``extend``, every tree is extended with the points ``ids`` (``extend_forest``:
+    from ``starts[t]``, after re-sampling ``regrow[t]``). The fast path calls it
+    with new rows for all trees; the full path with no row, for one tree, to
+    extend it with points already stored (``_extend_tree_online``): one kernel
+    learns online, so that a new user's first use compiles the extension once.
 
     Returns -1 if the rows are refused (nothing changed but ``scaled``), -2 if they
     would change a unit with ``follow`` (the same), else the number of trees left
     to Python (0 without ``extend``).
     """
-    code = rows_in_units(X, units, follow, feature_range, scaled)
-    if code:
-        return -code
-    if units.shape[1]:
-        X = scaled
-    if not store_rows(X, keys, weights, targets, store_X, store_keys, store_stats, n_stored,
-                      feature_range, max_target):
-        return -1
-    for i in range(ids.shape[0]):
-        ids[i] = n_stored + i
+    if X.shape[0]:
+        code = rows_in_units(X, units, follow, feature_range, scaled)
+        if code:
+            return -code
+        if units.shape[1]:
+            X = scaled
+        if not store_rows(X, keys, weights, targets, store_X, store_keys, store_stats,
+                          n_stored, feature_range, max_target):
+            return -1
+        for i in range(ids.shape[0]):
+            ids[i] = n_stored + i
     if not extend:
         return 0
-    return extend_forest(addresses, sizes, store_X, store_keys, store_stats, ids, n_stats,
-                         bootstrap, lifetime, pause_pure, min_samples_split, max_nodes,
-                         one_hot, excess, path, pending, stops, leaves)
+    return extend_forest(addresses, sizes, store_X, store_keys, store_stats, ids, starts,
+                         regrow, n_stats, bootstrap, lifetime, pause_pure, min_samples_split,
+                         max_nodes, one_hot, excess, path, pending, stops, leaves)
 
 
 @kernel
