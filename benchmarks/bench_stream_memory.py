@@ -43,7 +43,7 @@ def mean_leaf_depth(model, X):
 
     tree = model.trees_[0].arrays
     depths = []
-    for x in X[:500]:
+    for x in model._in_units(np.ascontiguousarray(X[:500])):  # the trees' coordinates
         node, d = find_leaf(tree, x), 0
         while tree.parent[node] >= 0:
             node, d = tree.parent[node], d + 1

@@ -241,7 +241,7 @@ def test_classifier_matches_brute_force_over_prunings(seed, step, scoring, exten
         extra = weights[i] if count_first else 0.0
         return -math.log(_class_forecast(points, n_classes, alpha, extra)[y[i]])
 
-    losses, points = _replay(tree, X, y, weights, loss, count_first)
+    losses, points = _replay(tree, clf._in_units(X), y, weights, loss, count_first)
     preds = [_class_forecast(p, n_classes, alpha) for p in points]
     log_weight = state.node_stats["log_weight"][:tree.n_nodes]
     np.testing.assert_allclose(log_weight, -step * np.array(losses), rtol=0, atol=1e-10)
@@ -249,7 +249,7 @@ def test_classifier_matches_brute_force_over_prunings(seed, step, scoring, exten
     prior = np.full(n_classes, 1.0 / n_classes)
     T = _test_points(X, seed)
     expected = np.array([_brute_force_prediction(tree, x, losses, preds, prior, step, extend)
-                         for x in T.tolist()])
+                         for x in clf._in_units(T).tolist()])
     np.testing.assert_allclose(clf.predict_proba(T), expected, rtol=0, atol=1e-10)
 
 
@@ -280,7 +280,8 @@ def _regression_replay(reg, tree, X, y, weights, scoring):
         mean = _cell_moments(points)[1] if points else prior[i]  # empty: the prior
         return 0.0 if spread[i] == 0 else 0.5 * ((mean - z[i]) / spread[i]) ** 2
 
-    losses, points = _replay(tree, X, z, weights, loss, scoring == "count_then_score")
+    losses, points = _replay(tree, reg._in_units(X), z, weights, loss,
+                             scoring == "count_then_score")
     return z, losses, points
 
 
@@ -308,7 +309,7 @@ def test_regressor_matches_brute_force_over_prunings(seed, step, scoring, extend
     T = _test_points(X, seed)
     expected = np.array([_brute_force_prediction(tree, x, losses, [m[1] for m in moments],
                                                  prior, step, extend)
-                         for x in T.tolist()])
+                         for x in reg._in_units(T).tolist()])
     np.testing.assert_allclose(reg.predict(T), reg._y_offset + expected, rtol=0, atol=1e-9)
 
 
@@ -351,7 +352,7 @@ def test_regressor_std_is_that_of_the_aggregated_mixture(seed, extend):
         preds = [np.array([m[1], variance[v] + m[1] ** 2]) for v, m in enumerate(moments)]
         empty = np.array([prior_mean, prior_variance + prior_mean ** 2])
         both = np.array([_brute_force_prediction(tree, x, losses, preds, empty, step, extend)
-                         for x in T.tolist()])
+                         for x in reg._in_units(T).tolist()])
         first.append(both[:, 0])
         second.append(both[:, 1])
     first, second = np.array(first), np.array(second)
@@ -374,7 +375,7 @@ def test_without_aggregation_predicts_with_the_leaf_forecaster():
     tree = _Tree(clf.trees_[0].arrays)
     counts = clf.trees_[0].node_stats["counts"]
     T = rng.uniform(-0.5, 1.5, size=(20, 2))
-    leaves = [tree.path(x)[-1] for x in T.tolist()]
+    leaves = [tree.path(x)[-1] for x in clf._in_units(T).tolist()]
     expected = (counts[leaves] + alpha) / (counts[leaves].sum(axis=1, keepdims=True)
                                            + 3 * alpha)
     np.testing.assert_allclose(clf.predict_proba(T), expected, rtol=0, atol=1e-12)
@@ -383,7 +384,7 @@ def test_without_aggregation_predicts_with_the_leaf_forecaster():
                        feature_scale=None)
     reg.fit(X, X[:, 0] * 2)
     tree = _Tree(reg.trees_[0].arrays)
-    leaves = [tree.path(x)[-1] for x in T.tolist()]
+    leaves = [tree.path(x)[-1] for x in reg._in_units(T).tolist()]
     np.testing.assert_allclose(reg.predict(T),
                                reg._y_offset + reg.trees_[0].node_stats["mean"][leaves],
                                rtol=0, atol=1e-12)

@@ -130,8 +130,10 @@ def test_fixed_scales_divide_the_features(cls):
     scales = np.array([0.3, 7e4, 2e-3, 1e-3, 150.0])
     T = _stream(40, seed=2)[0]
     fixed = cls(n_estimators=3, random_state=0, feature_scale=scales).fit(X, y)
-    raw = cls(n_estimators=3, random_state=0, feature_scale=None).fit(X * (1 / scales), y)
-    np.testing.assert_array_equal(_predict(fixed, T), _predict(raw, T * (1 / scales)))
+    # both relative to their first row (the origin, 0 for the second model)
+    raw = cls(n_estimators=3, random_state=0,
+              feature_scale=None).fit((X - X[0]) * (1 / scales), y)
+    np.testing.assert_array_equal(_predict(fixed, T), _predict(raw, (T - X[0]) * (1 / scales)))
     np.testing.assert_array_equal(fixed.feature_scale_, scales)
     np.testing.assert_array_equal(raw.feature_scale_, np.ones(5))
     # Fixed units never change: the online model is the same as with raw rows scaled.
@@ -299,14 +301,170 @@ def test_trending_and_late_features_keep_learning_sensibly(cls):
     assert scores[0] < scores[1]
 
 
+# ------------------------------------------------------------------- origin
+def _epoch_stream(seed, n=6000):
+    """A time in epoch seconds within one hour (magnitude 1.7e9, range 3600) and a
+    uniform feature; the label alternates every 300 s, flipped by the second."""
+    rng = np.random.default_rng(seed)
+    t = 1.7e9 + rng.uniform(0, 3600, n)
+    z = rng.uniform(0, 1, n)
+    y = ((np.sin((t - 1.7e9) / 300.0) > 0) ^ (z > 0.5)).astype(int)
+    return np.column_stack([t, z]), y
+
+
+def _online(model, X, y, batch=100):
+    for start in range(0, X.shape[0], batch):
+        model.partial_fit(X[start:start + batch], y[start:start + batch], classes=[0, 1])
+    return model
+
+
+def test_amf_learns_a_feature_of_large_magnitude_to_the_precision_of_its_range():
+    """Boxes are float32 relative to the origin: epoch seconds are known to within
+    milliseconds, not minutes. AMF's defaults score 0.994 on these seeds, as they
+    did with float64 boxes (0.9735 with float32 boxes without the origin)."""
+    X, y = _epoch_stream(0)
+    scores = [np.mean(_online(AMFClassifier(random_state=seed), X[:4000], y[:4000])
+                      .predict(X[4000:]) == y[4000:]) for seed in range(3)]
+    assert np.mean(scores) >= 0.985
+
+
+def test_mondrian_forest_online_keeps_the_batch_law_on_a_large_magnitude_feature():
+    """In raw units (feature_scale=None), cuts fall along the epoch seconds about
+    3600 times as often as along the other feature, so both ways score near 0.65;
+    the means of fit and partial_fit over three seeds agree within 0.03 (the
+    seeds' spread is about 0.01 each way, 0.006 for a mean of three, 0.008 for a
+    difference of means). Without the origin, online learning scored 0.751 against
+    0.6585 for fit: rounded boxes, widened by minutes, left it another process."""
+    X, y = _epoch_stream(0)
+    batch, online = [], []
+    for seed in range(3):
+        model = MondrianForestClassifier(random_state=seed, feature_scale=None)
+        batch.append(np.mean(model.fit(X[:4000], y[:4000]).predict(X[4000:]) == y[4000:]))
+        model = MondrianForestClassifier(random_state=seed, feature_scale=None)
+        online.append(np.mean(_online(model, X[:4000], y[:4000]).predict(X[4000:])
+                              == y[4000:]))
+    assert abs(np.mean(online) - np.mean(batch)) <= 0.03
+
+
+@pytest.mark.parametrize("feature_scale", ["range", None])
+@pytest.mark.parametrize("online", [False, True])
+def test_stored_boxes_hold_their_points_to_the_precision_of_the_range(feature_scale, online):
+    """Every node's stored box holds each of its points (compared exactly, in the
+    trees' coordinates) and is their bounding box rounded outward to float32; in
+    the units of X, the box overshoots its points by a few float32 steps of the
+    feature's range, not of its magnitude."""
+    from mondrianlearn.engine.tree import rounded_down, rounded_up
+    from mondrianlearn.utils.feature_scale import raw_coordinates
+
+    X, y = _epoch_stream(1, n=600)
+    model = MondrianForestClassifier(n_estimators=3, random_state=0,
+                                     feature_scale=feature_scale)
+    if online:
+        _online(model, X, y, batch=37)
+    else:
+        model.fit(X, y)
+    units = model._units
+    np.testing.assert_array_equal(units[2], X[0])  # the first row learned
+    store = model._store
+    points = store.X[: store.n]
+    np.testing.assert_array_equal(points, (X - units[2]) * units[1])
+    for tree in model.trees_:
+        a = tree.arrays
+        below = {}  # node -> ids of its points
+        for node in range(tree.n_nodes):
+            if a.left[node] == -1:
+                ids, s = [], a.leaf_head[node]
+                while s >= 0:
+                    ids.append(s)
+                    s = tree.sample_next[s]
+                while node >= 0:
+                    below.setdefault(node, []).extend(ids)
+                    node = a.parent[node]
+        assert sum(len(v) for v in below.values()) > 0
+        for node, ids in below.items():
+            held = points[ids]
+            assert np.all(held >= a.lower[node]) and np.all(held <= a.upper[node])
+            np.testing.assert_array_equal(a.lower[node], rounded_down(held.min(axis=0)))
+            np.testing.assert_array_equal(a.upper[node], rounded_up(held.max(axis=0)))
+        n = tree.n_nodes
+        lower, upper, _ = raw_coordinates(a.lower[:n], a.upper[:n], a.threshold[:n],
+                                          a.feature[:n], units)
+        root = a.meta[1]
+        span = X.max(axis=0) - X.min(axis=0)
+        assert np.all(X.min(axis=0) - lower[root] <= span * 2.0**-20)
+        assert np.all(upper[root] - X.max(axis=0) <= span * 2.0**-20)
+
+
+@pytest.mark.parametrize("online", [False, True])
+def test_mondrian_kernel_partitions_are_relative_to_the_origin(online):
+    """The kernel models (no feature_scale) also read features relative to the
+    first row: the root box of a partition overshoots the epoch seconds by a few
+    float32 steps of their range, and transform follows the same cells online."""
+    from mondrianlearn import MondrianKernel
+    from mondrianlearn.utils.feature_scale import raw_coordinates
+
+    X, _ = _epoch_stream(3, n=300)
+    X[:, 1] *= 3600  # both features cut alike
+    kernel = MondrianKernel(n_trees=3, lifetime=0.01, random_state=0)
+    if online:
+        for start in range(0, 300, 30):
+            kernel.partial_fit(X[start:start + 30])
+    else:
+        kernel.fit(X)
+    np.testing.assert_array_equal(kernel._units[2], X[0])
+    span = X.max(axis=0) - X.min(axis=0)
+    for tree in kernel.trees_:
+        a, n = tree.arrays, tree.n_nodes
+        lower, upper, _ = raw_coordinates(a.lower[:n], a.upper[:n], a.threshold[:n],
+                                          a.feature[:n], kernel._units)
+        root = a.meta[1]
+        assert np.all(X.min(axis=0) - lower[root] <= span * 2.0**-20)
+        assert np.all(upper[root] - X.max(axis=0) <= span * 2.0**-20)
+    assert kernel.transform(X).nnz == 3 * X.shape[0]
+    np.testing.assert_array_equal(kernel.transform(X[:5]).toarray(),
+                                  kernel.transform(X).toarray()[:5])
+
+
+def test_origin_survives_pickling_and_merges_move_trees_to_one_origin():
+    """A pickled model keeps its origin and learns on as the original; forests that
+    started from different rows are merged at the first one's origin and predict
+    as the mixture of their trees (to float32 rounding of the moved boxes)."""
+    from mondrianlearn import merge_forests
+
+    X, y = _epoch_stream(2, n=900)
+    a = MondrianForestClassifier(n_estimators=2, random_state=0).fit(X[:300], y[:300])
+    copied = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(copied._units, a._units)
+    a.partial_fit(X[300:400], y[300:400])
+    copied.partial_fit(X[300:400], y[300:400])
+    np.testing.assert_array_equal(copied.predict_proba(X), a.predict_proba(X))
+    b = MondrianForestClassifier(n_estimators=3, random_state=1).fit(X[400:700], y[400:700])
+    b.rescale_to(a.feature_scale_)  # the merge wants one set of units
+    before = (2 * a.predict_proba(X[700:]) + 3 * b.predict_proba(X[700:])) / 5
+    merged = merge_forests([a, b])
+    np.testing.assert_array_equal(merged._units[2], a._units[2])
+    np.testing.assert_array_equal(b._units[2], X[400])  # b itself is left as it was
+    # b's boxes were rounded outward again at the new origin (a float32 step each
+    # side at most): its predictions move by about that much
+    np.testing.assert_allclose(merged.predict_proba(X[700:]), before, atol=1e-6)
+    merged.partial_fit(X[700:], y[700:])
+    assert np.mean(merged.predict(X[700:]) == y[700:]) > 0.9
+
+
 # --------------------------------------------------------------- raw units out
 @pytest.mark.parametrize("cls", [MondrianTreeClassifier, MondrianTreeRegressor])
 def test_tree_view_is_in_the_units_of_x(cls):
     X, y = _data(MondrianForestClassifier if cls is MondrianTreeClassifier else cls, n=120)
     tree = cls(random_state=0).fit(X, y)
     view = tree.tree_
-    np.testing.assert_array_equal(view.lower[view.root], X.min(axis=0))
-    np.testing.assert_array_equal(view.upper[view.root], X.max(axis=0))
+    # boxes are stored rounded outward to float32 relative to the origin
+    # (engine.boxes), then moved back to the units of X (float64 rounding)
+    low, high = X.min(axis=0), X.max(axis=0)
+    slack = 4 * np.spacing(np.abs(X).max(axis=0))
+    assert np.all(view.lower[view.root] <= low + slack)
+    assert np.all(view.upper[view.root] >= high - slack)
+    assert np.all(low - view.lower[view.root] <= (high - low) * 2.0**-22)
+    assert np.all(view.upper[view.root] - high <= (high - low) * 2.0**-22)
     # Routing rows with the view's thresholds reaches the leaves of apply().
     leaves = tree.apply(X)[:, 0]
     for x, leaf in zip(X, leaves):
@@ -330,11 +488,14 @@ def test_partition_plot_is_drawn_in_the_units_of_x():
     ax = plot_mondrian_tree(MondrianTreeClassifier(random_state=0).fit(X, y), X, y)
     frame = [p for p in ax.patches if p.get_linewidth() == 3.0]  # the root's box
     assert len(frame) == 1
-    np.testing.assert_array_equal(frame[0].get_xy(), X.min(axis=0))
+    # boxes are stored rounded outward to float32 (engine.boxes)
+    np.testing.assert_allclose(frame[0].get_xy(), X.min(axis=0), rtol=2.0**-23)
     np.testing.assert_allclose([frame[0].get_width(), frame[0].get_height()],
-                               X.max(axis=0) - X.min(axis=0), rtol=1e-12)
+                               X.max(axis=0) - X.min(axis=0), rtol=2.0**-22)
     cuts = np.concatenate([line.get_xydata() for line in ax.lines])
-    assert np.all((cuts >= X.min(axis=0)) & (cuts <= X.max(axis=0)))
+    low, high = X.min(axis=0), X.max(axis=0)  # widened by the float32 rounding of boxes
+    low, high = low - np.abs(low) * 2.0**-22, high + np.abs(high) * 2.0**-22
+    assert np.all((cuts >= low) & (cuts <= high))
     import matplotlib.pyplot as plt
 
     plt.close("all")
@@ -352,6 +513,10 @@ def test_pickles_keep_the_units_and_older_ones_load_in_raw_units(cls):
     np.testing.assert_array_equal(_predict(copy, X), _predict(model, X))
     # A model saved before feature units existed (state format 2) was trained on
     # raw features: it loads with feature_scale=None and predicts as it did.
+    # Its first row at 0 makes the origin 0: its trees are those of a model saved
+    # then, in the units of X.
+    X = np.vstack([np.zeros((1, X.shape[1])), X])
+    y = np.concatenate([y[:1], y])
     old = cls(n_estimators=2, random_state=0, feature_scale=None).fit(X, y)
     state = old.__getstate__()
     del state["feature_scale"], state["_units"]

@@ -282,13 +282,16 @@ def test_tree_view_is_consistent(cls, how, iris, regression):
     assert tree.n_leaves == len(leaves)
     with pytest.raises(ValueError):
         tree.threshold[0] = 1.0  # read-only
-    # Every training point lies in the box of each node of its path.
+    # Every training point lies in the box of each node of its path (boxes are
+    # moved back from the origin to the units of X: to within float64 rounding).
+    slack = 4 * np.spacing(np.abs(X).max(axis=0))
     leaf_of = est.apply(X)[:, 0]
     for i, x in enumerate(X):
         node = leaf_of[i]
         assert tree.children_left[node] == -1
         while node != -1:
-            assert np.all(tree.lower[node] <= x) and np.all(x <= tree.upper[node])
+            assert np.all(tree.lower[node] <= x + slack)
+            assert np.all(x <= tree.upper[node] + slack)
             node = tree.parent[node]
     for node in internal:
         a, b, f = tree.children_left[node], tree.children_right[node], tree.feature[node]

@@ -17,6 +17,7 @@ from mondrianlearn import (
     MondrianTreeClassifier,
     MondrianTreeRegressor,
 )
+from mondrianlearn.utils.feature_scale import tree_in_raw_units
 
 TOL = 1e-10
 
@@ -37,7 +38,9 @@ def make_data(seed=0, n=40, n_features=3):
 
 
 def naive_trees(est):
-    return [naive.NaiveTree(tree.arrays) for tree in est.trees_]
+    """The reference trees, in the units of ``X`` (the model's trees hold features
+    relative to an origin, ``utils.feature_scale``)."""
+    return [naive.NaiveTree(tree_in_raw_units(est, tree)) for tree in est.trees_]
 
 
 def gamma_of(est):
@@ -99,7 +102,7 @@ def test_predict_proba_with_sample_weight_and_absent_class():
 def test_node_counts_and_posteriors_match_reference():
     X, y, _ = make_data(seed=4)
     est = fit_online(MondrianTreeClassifier(random_state=3, lifetime=3.0), X, y)
-    tree = naive.NaiveTree(est.trees_[0].arrays)
+    tree = naive_trees(est)[0]
     counts = naive.leaf_class_counts(tree, X, np.searchsorted(est.classes_, y), 3)
     view = est.tree_
     for node in range(view.node_count):
@@ -126,7 +129,7 @@ def test_far_point_uses_root_with_full_discount():
     est = MondrianTreeClassifier(random_state=0).fit(X, y)
     far = est.predict_proba(np.full((1, 3), 1e6))[0]
     counts = np.bincount(np.searchsorted(est.classes_, y), minlength=3).astype(float)
-    tree = naive.NaiveTree(est.trees_[0].arrays)
+    tree = naive_trees(est)[0]
     ikn = np.array(naive.ikn_counts(tree, naive.leaf_class_counts(
         tree, X, np.searchsorted(est.classes_, y), 3))[tree.root])
     assert ikn.sum() <= counts.sum()
@@ -203,7 +206,7 @@ def test_weighted_decision_path_matches_reference(max_depth):
 def test_tree_regressor_node_values_match_reference():
     X, y, X_test = regression_data(seed=4)
     est = fit_online(MondrianTreeRegressor(random_state=0), X, y)
-    tree = naive.NaiveTree(est.trees_[0].arrays)
+    tree = naive_trees(est)[0]
     moments = naive.node_moments(tree, X, y)
     value = est.tree_.value
     for node in range(tree.n_nodes):

@@ -448,6 +448,7 @@ def test_regressor_reselection_maximises_the_marginal_likelihood_of_all_rows():
     yc = y - reg.intercept_
     ys = yc / np.sqrt(np.mean(yc ** 2))
     times = cut_times(reg.trees_)
+    X = reg._in_units(X)  # the trees' coordinates (relative to the origin)
 
     def log_likelihood(k):  # of the partitions with the first k cuts, on all 400 rows
         lifetime = times[k] if k < len(times) else reg.growth_lifetime_

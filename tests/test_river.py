@@ -85,7 +85,9 @@ def test_features_first_seen_late_and_missing_features():
     assert inner.n_features_in_ == 2
     lower, upper = inner.trees_[0].arrays.lower, inner.trees_[0].arrays.upper
     root = inner.trees_[0].arrays.meta[1]
-    assert lower[root, 1] == upper[root, 1] == 0.3
+    # the first value of "b" is its origin (utils.feature_scale): the trees hold 0
+    assert inner._units[2, 1] == 0.3
+    assert lower[root, 1] == 0.0 and upper[root, 1] == 0.0
     # a row without "b" takes its first value; an unknown feature at prediction is ignored
     model.learn_one({"a": 0.1}, 0)
     proba = model.predict_proba_one({"a": 0.2, "zzz": 5.0})

@@ -388,7 +388,7 @@ def _sync(model, state, n_features):
                 for tree in state.background:
                     a = tree.arrays
                     rescale_boxes(a.lower, a.upper, a.threshold, a.feature, tree.n_nodes,
-                                  factors)
+                                  factors, np.zeros_like(factors))
             elif not np.all(ratio == 1.0):
                 # The estimator rescaled its foreground trees to the new units; a
                 # background tree keeps its coordinates through its weights.

@@ -5,16 +5,71 @@ root-to-leaf path: if a box holds ``x``, so do the boxes of all its ancestors. T
 extension and the branch-off probabilities only do work below the deepest box that
 holds ``x`` (``deepest_holding``), which is usually within a few levels of the
 leaf; above it a point cannot be cut off and widens nothing.
+
+Boxes are stored in float32 (:data:`BOX_DTYPE`), rounded outward: the lower bound
+down and the upper bound up to the nearest float32 (:func:`round_down`,
+:func:`round_up`). A stored box therefore always contains the true bounding box,
+so every containment test that holds for the true box holds for the stored one.
+Rounding is monotone, so it commutes with the minimum and maximum that build and
+widen boxes: a box widened point by point (online) and a box computed at once from
+the same points (batch) are the same stored box. Split locations and the extents
+that drive the split times in batch sampling are taken from the true float64
+bounds of the points, never from a rounded box (a cut between a rounded bound and
+the nearest point would separate nothing). float32 precision is relative to the
+magnitude of a value: the estimators give the engine every feature relative to an
+origin, a row of their data (``utils.feature_scale``), so that it is relative to
+the data's range instead.
 """
 
 import numpy as np
 
-from ._jit import kernel
-from .tree import LEAF, META_ROOT
+from ._jit import inline_kernel, kernel
+from .tree import BOX_DTYPE, LEAF, META_ROOT
 
 WALK_NODE = np.dtype([("threshold", np.float64), ("feature", np.int64),
                       ("left", np.int64), ("right", np.int64)])
 """One node of a :func:`walk_table`: what a walk from the root reads, in 32 bytes."""
+
+
+_BELOW = np.float32(-np.inf)
+_ABOVE = np.float32(np.inf)
+
+
+@inline_kernel
+def round_down(v):
+    """The largest float32 (:data:`BOX_DTYPE`) that is at most ``v``."""
+    f = BOX_DTYPE(v)
+    if f > v:
+        f = np.nextafter(f, _BELOW)
+    return f
+
+
+@inline_kernel
+def round_up(v):
+    """The smallest float32 (:data:`BOX_DTYPE`) that is at least ``v``."""
+    f = BOX_DTYPE(v)
+    if f < v:
+        f = np.nextafter(f, _ABOVE)
+    return f
+
+
+@inline_kernel
+def set_point_box(lower, upper, node, x):
+    """Make the box of ``node`` the (rounded) box of the single point ``x``."""
+    for d in range(x.shape[0]):
+        lower[node, d] = round_down(x[d])
+        upper[node, d] = round_up(x[d])
+
+
+@inline_kernel
+def widen_box(lower, upper, node, x):
+    """Widen the box of ``node`` to hold ``x`` (rounded outward, see the module
+    docstring). Takes the box arrays only, see ``box_excess``."""
+    for d in range(x.shape[0]):
+        if x[d] < lower[node, d]:
+            lower[node, d] = round_down(x[d])
+        elif x[d] > upper[node, d]:
+            upper[node, d] = round_up(x[d])
 
 
 @kernel

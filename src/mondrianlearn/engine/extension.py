@@ -11,7 +11,15 @@ distribution as a tree sampled in batch on all the points (projectivity).
 import numpy as np
 
 from ._jit import inline_kernel, kernel
-from .boxes import box_excess, deepest_holding, record_path
+from .boxes import (
+    box_excess,
+    deepest_holding,
+    record_path,
+    round_down,
+    round_up,
+    set_point_box,
+    widen_box,
+)
 from .growth import (
     close_pending_blocks,
     link_sample,
@@ -27,7 +35,11 @@ from .tree import LEAF, META_MAX_LEAF_POINTS, META_ROOT, MIXED
 @kernel
 def _insert_split_above(tree, node, x, key, sample, sample_next, split_time, excess,
                         eta, lifetime, use_pausing, rng):
-    """Insert a new parent of ``node`` that cuts ``x`` off; return the new leaf."""
+    """Insert a new parent of ``node`` that cuts ``x`` off; return the new leaf.
+
+    The cut falls between ``x`` and the stored box of ``node``, which holds the true
+    box of its points (rounded outward): it always separates ``x`` from them.
+    """
     d = choose_proportional(rng, excess, eta)
     if x[d] > tree.upper[node, d]:
         lo = tree.upper[node, d]
@@ -58,10 +70,9 @@ def _insert_split_above(tree, node, x, key, sample, sample_next, split_time, exc
         tree.left[split] = node
         tree.right[split] = leaf
     for k in range(x.shape[0]):
-        tree.lower[split, k] = min(tree.lower[node, k], x[k])
-        tree.upper[split, k] = max(tree.upper[node, k], x[k])
-        tree.lower[leaf, k] = x[k]
-        tree.upper[leaf, k] = x[k]
+        tree.lower[split, k] = min(tree.lower[node, k], round_down(x[k]))
+        tree.upper[split, k] = max(tree.upper[node, k], round_up(x[k]))
+    set_point_box(tree.lower, tree.upper, leaf, x)
     tree.n_points[split] = tree.n_points[node] + 1
     tree.label[split] = key if tree.label[node] == key else MIXED
     # The new leaf holds one point: a block of zero extent, never cut.
@@ -136,15 +147,9 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
                                            split_time, excess, eta, lifetime,
                                            use_pausing, rng)
                 return leaf, tree.parent[node], node
-        # Count x in node, widening the box if x lies outside. Written out, not a
-        # helper: a call that takes the whole tree costs a reference-count round
-        # trip per array and node, several times the work of the loop itself.
+        # Count x in node, widening the box if x lies outside.
         if eta > 0.0:
-            for d in range(x.shape[0]):
-                if x[d] < tree.lower[node, d]:
-                    tree.lower[node, d] = x[d]
-                elif x[d] > tree.upper[node, d]:
-                    tree.upper[node, d] = x[d]
+            widen_box(tree.lower, tree.upper, node, x)
         tree.n_points[node] += 1
         label = tree.label[node]
         if label != key and label != MIXED:
@@ -212,11 +217,7 @@ def absorb_to_leaf(tree, x, key, path):
     for j in range(m):
         node = path[j]
         if j > holding:
-            for d in range(x.shape[0]):  # written out, see extend_to_leaf
-                if x[d] < tree.lower[node, d]:
-                    tree.lower[node, d] = x[d]
-                elif x[d] > tree.upper[node, d]:
-                    tree.upper[node, d] = x[d]
+            widen_box(tree.lower, tree.upper, node, x)
         tree.n_points[node] += 1
         if tree.label[node] != key:
             tree.label[node] = MIXED

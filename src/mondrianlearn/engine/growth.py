@@ -9,6 +9,7 @@ from one point is planted by ``plant_root``.
 import numpy as np
 
 from ._jit import inline_kernel, kernel
+from .boxes import round_down, round_up, set_point_box
 from .random import choose_proportional, exponential, uniform
 from .tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, MIXED
 
@@ -75,9 +76,7 @@ def plant_root(tree, x, key, lifetime, paused, sample, sample_next):
     """
     root = new_node(tree, -1)
     tree.meta[META_ROOT] = root
-    for d in range(x.shape[0]):
-        tree.lower[root, d] = x[d]
-        tree.upper[root, d] = x[d]
+    set_point_box(tree.lower, tree.upper, root, x)
     tree.n_points[root] = 1
     tree.label[root] = key
     tree.time[root] = lifetime
@@ -103,7 +102,8 @@ def _set_box(tree, X, keys, indices, start, end, node, lower, upper):
     """Bounding box, point count and common label of ``indices[start:end]``.
 
     The running bounds live in the work buffers ``lower`` and ``upper`` (in cache)
-    rather than in the node arrays, and are written once at the end.
+    rather than in the node arrays, and are written once at the end, rounded
+    outward; the buffers keep the true bounds, and the extent returned is theirs.
     """
     n_features = X.shape[1]
     first = indices[start]
@@ -123,8 +123,8 @@ def _set_box(tree, X, keys, indices, start, end, node, lower, upper):
             label = MIXED
     extent = 0.0
     for d in range(n_features):
-        tree.lower[node, d] = lower[d]
-        tree.upper[node, d] = upper[d]
+        tree.lower[node, d] = round_down(lower[d])
+        tree.upper[node, d] = round_up(upper[d])
         extent += upper[d] - lower[d]
     tree.n_points[node] = end - start
     tree.label[node] = label
@@ -200,11 +200,13 @@ def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, lifeti
         if not split_time < lifetime:
             _make_leaf(tree, sample_next, indices, start, end, node, lifetime, False)
             continue
+        # The true bounds of the points (in the buffers), not the rounded box: a cut
+        # between a rounded bound and the points would separate none of them.
         for d in range(n_features):
-            ranges[d] = tree.upper[node, d] - tree.lower[node, d]
+            ranges[d] = upper[d] - lower[d]
         d = choose_proportional(rng, ranges, extent)
-        lo = tree.lower[node, d]
-        hi = tree.upper[node, d]
+        lo = lower[d]
+        hi = upper[d]
         threshold = lo + uniform(rng) * (hi - lo)
         if not threshold < hi:  # rounding; keep both sides non-empty
             threshold = lo

@@ -9,11 +9,12 @@ forests), two kinds of per-node arrays are functions of the points:
   the sum, over the points below the node, of each point's vector in the store
   times its multiplicity in the tree.
 
-These arrays are most of a saved forest (boxes take ``2 * n_features`` float64 per
+These arrays are most of a saved forest (boxes take ``2 * n_features`` float32 per
 node, class counts one per class), so a forest is saved without them and loading
 computes them again, in one pass over the nodes. Minimum and maximum are exact in
-floating point; sums are exact when their terms are small integers (unit weights,
-Poisson multiplicities), not in general (weighted targets). So an array is left
+floating point, and commute with the outward rounding of stored boxes; sums are
+exact when their terms are small integers (unit weights, Poisson multiplicities),
+not in general (weighted targets). So an array is left
 out only after computing it again from the points gave it back bit for bit; else it
 is saved as it is. The loaded forest is therefore the fitted one exactly.
 """
@@ -21,8 +22,9 @@ is saved as it is. The loaded forest is therefore the fitted one exactly.
 import numpy as np
 
 from ._jit import kernel
+from .boxes import set_point_box, widen_box
 from .layout import depth_first_order
-from .tree import LEAF, META_ROOT, TreeState
+from .tree import BOX_DTYPE, LEAF, META_ROOT, TreeState
 
 
 @kernel
@@ -40,21 +42,14 @@ def boxes_from_points(left, right, leaf_head, sample_next, order, X, lower, uppe
             s = leaf_head[node]
             if s < 0 or s >= n_samples:
                 return False
-            for d in range(X.shape[1]):
-                lower[node, d] = X[s, d]
-                upper[node, d] = X[s, d]
+            set_point_box(lower, upper, node, X[s])
             steps = 0
             s = sample_next[s]
             while s >= 0:
                 steps += 1
                 if s >= n_samples or steps > n_samples:  # a broken or cyclic list
                     return False
-                for d in range(X.shape[1]):
-                    v = X[s, d]
-                    if v < lower[node, d]:
-                        lower[node, d] = v
-                    elif v > upper[node, d]:
-                        upper[node, d] = v
+                widen_box(lower, upper, node, X[s])
                 s = sample_next[s]
         else:
             a, b = left[node], right[node]
@@ -108,8 +103,8 @@ def _order(tree):
 def _computed_boxes(tree, order, X):
     a = tree.arrays
     n = tree.n_nodes
-    lower = np.empty((n, a.lower.shape[1]))
-    upper = np.empty((n, a.lower.shape[1]))
+    lower = np.empty((n, a.lower.shape[1]), dtype=BOX_DTYPE)
+    upper = np.empty((n, a.lower.shape[1]), dtype=BOX_DTYPE)
     if not boxes_from_points(a.left, a.right, a.leaf_head, tree.sample_next, order, X,
                              lower, upper):
         return None
@@ -156,7 +151,7 @@ def without_derived(tree, X, point_stats=None, sums=None):
     left_out = False
     if boxes is not None and (np.array_equal(boxes[0], fields["lower"])
                               and np.array_equal(boxes[1], fields["upper"])):
-        fields["lower"] = fields["upper"] = np.empty((0, a.lower.shape[1]))
+        fields["lower"] = fields["upper"] = np.empty((0, a.lower.shape[1]), dtype=BOX_DTYPE)
         left_out = True
     if sums is not None and stats.get(sums) is not None and stats[sums].ndim == 2:
         computed = _computed_sums(tree, order, point_stats)
@@ -189,8 +184,8 @@ def restore_derived(tree, X, point_stats=None, sums=None):
         if boxes is None:
             raise ValueError("A saved tree without boxes does not match its sample "
                              "store: the pickle is damaged.")
-        lower = np.zeros((capacity, a.lower.shape[1]))
-        upper = np.zeros((capacity, a.lower.shape[1]))
+        lower = np.zeros((capacity, a.lower.shape[1]), dtype=BOX_DTYPE)
+        upper = np.zeros((capacity, a.lower.shape[1]), dtype=BOX_DTYPE)
         lower[:n], upper[:n] = boxes
         tree.arrays = a._replace(lower=lower, upper=upper)
     if missing_sums:

@@ -32,6 +32,15 @@ LEAF = -1
 MIXED = -1
 """``label`` of a node whose points carry more than one label key."""
 
+ID_DTYPE = np.int32
+"""Type of the node ids (``parent``, ``left``, ``right``), sample ids
+(``leaf_head``) and features stored per node: 2**31 of each is more than memory
+holds. Label keys stay int64 (a regressor's keys are 64-bit codes of targets),
+and so do point counts (a stream under a node budget counts without end)."""
+
+BOX_DTYPE = np.float32
+"""Type of the stored boxes (rounded outward, see ``engine.boxes``)."""
+
 META_N_NODES = 0
 META_ROOT = 1
 META_MAX_LEAF_POINTS = 2
@@ -43,17 +52,18 @@ class TreeArrays(NamedTuple):
 
     Attributes
     ----------
-    parent, left, right : int64 arrays
+    parent, left, right : int32 arrays (:data:`ID_DTYPE`)
         Tree structure; ``-1`` for no parent / no child.
-    feature : int64 array
+    feature : int32 array
         Split dimension of internal nodes.
     threshold : float64 array
         Split location: points with ``x[feature] <= threshold`` go left.
     time : float64 array
         Split time ``tau`` of internal nodes; at a leaf, the lifetime (``inf`` by
         default), i.e. the block was not cut before the end of the process.
-    lower, upper : float64 arrays of shape (capacity, n_features)
-        Bounding box of the training points in the node.
+    lower, upper : float32 arrays of shape (capacity, n_features)
+        Bounding box of the training points in the node, rounded outward to float32
+        (see ``engine.boxes``).
     n_points : int64 array
         Number of training points that reached the node (unweighted).
     label : int64 array
@@ -61,7 +71,7 @@ class TreeArrays(NamedTuple):
     paused : bool array
         Paused leaves (MF paper, section 5) are not cut until a point arrives that
         makes them splittable again; they are then re-sampled from their points.
-    leaf_head : int64 array
+    leaf_head : int32 array
         First sample id of a leaf's linked list of points (``-1`` when empty); the
         list continues in the tree's ``sample_next`` array.
     meta : int64 array of shape (META_SIZE,)
@@ -87,18 +97,18 @@ def empty_tree(n_features, capacity=16):
     """A tree with no node and room for ``capacity`` nodes."""
     capacity = max(int(capacity), 2)
     return TreeArrays(
-        parent=np.full(capacity, -1, dtype=np.int64),
-        left=np.full(capacity, LEAF, dtype=np.int64),
-        right=np.full(capacity, LEAF, dtype=np.int64),
-        feature=np.full(capacity, -1, dtype=np.int64),
+        parent=np.full(capacity, -1, dtype=ID_DTYPE),
+        left=np.full(capacity, LEAF, dtype=ID_DTYPE),
+        right=np.full(capacity, LEAF, dtype=ID_DTYPE),
+        feature=np.full(capacity, -1, dtype=ID_DTYPE),
         threshold=np.zeros(capacity, dtype=np.float64),
         time=np.zeros(capacity, dtype=np.float64),
-        lower=np.zeros((capacity, n_features), dtype=np.float64),
-        upper=np.zeros((capacity, n_features), dtype=np.float64),
+        lower=np.zeros((capacity, n_features), dtype=BOX_DTYPE),
+        upper=np.zeros((capacity, n_features), dtype=BOX_DTYPE),
         n_points=np.zeros(capacity, dtype=np.int64),
         label=np.full(capacity, MIXED, dtype=np.int64),
         paused=np.zeros(capacity, dtype=np.bool_),
-        leaf_head=np.full(capacity, -1, dtype=np.int64),
+        leaf_head=np.full(capacity, -1, dtype=ID_DTYPE),
         meta=np.zeros(META_SIZE, dtype=np.int64),
     )
 
@@ -117,10 +127,8 @@ def borrowed_tree(tree):
     )
 
 
-_FILLS = TreeArrays(parent=-1, left=LEAF, right=LEAF, feature=-1, threshold=0.0, time=0.0,
-                    lower=0.0, upper=0.0, n_points=0, label=MIXED, paused=False,
-                    leaf_head=-1, meta=None)
-"""Value of each node array in rows that hold no node."""
+_LINKS = ("parent", "left", "right")
+_ID_FIELDS = _LINKS + ("feature", "leaf_head")
 
 
 def _resize_rows(array, capacity, fill, order=None):
@@ -131,15 +139,57 @@ def _resize_rows(array, capacity, fill, order=None):
     :mod:`.storage`), so the copy's speed hardly counts, while compiling it cost a
     new user about two seconds on a first call (``benchmarks/bench_cold_start.py``).
     """
-    out = np.empty((capacity,) + array.shape[1:], dtype=array.dtype)
+    out = _new_rows(array, capacity)
+    n = _copy_rows(array, out, order, min(capacity, array.shape[0]))
+    if fill != 0:
+        out[n:] = fill
+    return out
+
+
+def _new_rows(array, capacity):
+    """Zeros shaped like ``array`` with ``capacity`` rows. Zeros, not ``np.full``:
+    a large zeroed allocation gets its memory pages from the system only when they
+    are first written, so the spare rows of a grown tree take no memory."""
+    return np.zeros((capacity,) + array.shape[1:], dtype=array.dtype)
+
+
+def _copy_rows(array, out, order, n, new_id=None):
+    """Copy the first ``n`` rows of ``array`` into ``out`` (with ``order``, row ``i``
+    of ``out`` is row ``order[i]``, for the ``len(order)`` rows of ``order``); with
+    ``new_id``, the values are node ids, mapped through it (``-1`` stays). Returns
+    the number of rows written; the rows past them are not touched."""
     if order is None:
-        n = min(capacity, array.shape[0])
         out[:n] = array[:n]
     else:
         n = order.shape[0]
         np.take(array, order, axis=0, out=out[:n], mode="clip")  # ids are valid
-    out[n:] = fill
-    return out
+    if new_id is not None:
+        head = out[:n]
+        linked = head >= 0
+        head[linked] = new_id[head[linked]]
+    return n
+
+
+def resize_fields(fields, capacity, order=None):
+    """Give the node arrays in the dict ``fields`` (``TreeArrays._asdict()``)
+    ``capacity`` rows, in place; ``order`` as in :func:`resize_tree`.
+
+    Spare rows are zero: ``new_node`` sets every field of a node it takes. One
+    array is replaced at a time, so that a caller who holds no other reference to
+    the old arrays needs room for one array more, not for a second tree.
+    """
+    meta = fields["meta"].copy()
+    n_nodes = int(meta[META_N_NODES])
+    new_id = None
+    if order is not None:
+        new_id = renumbered_ids(order, max(n_nodes, 1))
+        meta[META_ROOT] = new_id[meta[META_ROOT]]
+    for name in TreeArrays._fields[:-1]:  # meta: no node
+        out = _new_rows(fields[name], capacity)
+        _copy_rows(fields[name], out, order, n_nodes, new_id if name in _LINKS else None)
+        fields[name] = out
+    fields["meta"] = meta
+    return fields
 
 
 def resize_tree(tree, capacity, order=None):
@@ -150,17 +200,7 @@ def resize_tree(tree, capacity, order=None):
     """
     n_nodes = int(tree.meta[META_N_NODES])
     capacity = max(int(capacity), n_nodes, 2)
-    arrays = [_resize_rows(array, capacity, fill, order)
-              for array, fill in zip(tree[:-1], _FILLS[:-1])]
-    meta = tree.meta.copy()
-    if order is not None:
-        new_id = renumbered_ids(order, n_nodes)
-        for links in arrays[:3]:  # parent, left, right
-            head = links[:n_nodes]
-            linked = head >= 0
-            head[linked] = new_id[head[linked]]
-        meta[META_ROOT] = new_id[meta[META_ROOT]]
-    return TreeArrays(*arrays, meta)
+    return TreeArrays(**resize_fields(tree._asdict(), capacity, order))
 
 
 _STAMPS = itertools.count(1)
@@ -272,7 +312,9 @@ class TreeState:
             self._copy_nodes(self.capacity, order)
 
     def _copy_nodes(self, capacity, order):
-        self.arrays = resize_tree(self.arrays, capacity, order)
+        fields = self.arrays._asdict()
+        self.arrays = None  # so that each old array is freed once it is copied
+        self.arrays = TreeArrays(**resize_fields(fields, capacity, order))
         for name, array in self.node_stats.items():
             self.node_stats[name] = _resize_rows(array, capacity, 0, order)
 
@@ -319,10 +361,10 @@ class TreeState:
         feature first seen late enters a model, as in river's AMF).
         """
         values = np.asarray(values, dtype=np.float64)
-        new = np.broadcast_to(values, (self.capacity, values.shape[0]))
+        shape = (self.capacity, values.shape[0])
         self.arrays = self.arrays._replace(
-            lower=np.hstack([self.arrays.lower, new]),
-            upper=np.hstack([self.arrays.upper, new]))
+            lower=np.hstack([self.arrays.lower, np.broadcast_to(rounded_down(values), shape)]),
+            upper=np.hstack([self.arrays.upper, np.broadcast_to(rounded_up(values), shape)]))
 
     def trim(self, renumber=False):
         """Release unused capacity (called at the end of ``fit``); ``renumber`` as in
@@ -346,6 +388,11 @@ class TreeState:
     def __setstate__(self, state):
         state = dict(state)
         node_stats = state.pop("node_stats", {})
+        arrays = state.get("arrays")
+        if arrays is not None and arrays.lower.dtype != BOX_DTYPE:  # saved before format 6
+            state["arrays"] = arrays._replace(
+                lower=rounded_down(arrays.lower), upper=rounded_up(arrays.upper),
+                **{f: getattr(arrays, f).astype(ID_DTYPE) for f in _ID_FIELDS})
         self.__dict__.update(state)
         object.__setattr__(self, "node_stats", NodeStats(self, node_stats))
         self._new_stamp()
@@ -356,6 +403,24 @@ class TreeState:
         total = sum(a.nbytes for a in self.arrays) + self.sample_next.nbytes
         total += self.sample_mult.nbytes
         return total + sum(a.nbytes for a in self.node_stats.values())
+
+
+def rounded_down(values):
+    """``values`` rounded down to :data:`BOX_DTYPE` (a new array)."""
+    values = np.asarray(values, dtype=np.float64)
+    out = values.astype(BOX_DTYPE)
+    above = out > values
+    out[above] = np.nextafter(out[above], BOX_DTYPE(-np.inf))
+    return out
+
+
+def rounded_up(values):
+    """``values`` rounded up to :data:`BOX_DTYPE` (a new array)."""
+    values = np.asarray(values, dtype=np.float64)
+    out = values.astype(BOX_DTYPE)
+    below = out < values
+    out[below] = np.nextafter(out[below], BOX_DTYPE(np.inf))
+    return out
 
 
 class SampleStore:

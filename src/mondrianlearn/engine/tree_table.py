@@ -19,7 +19,7 @@ pickled or copied (``TreeTable.__reduce__`` gives an empty table).
 import numpy as np
 
 from ._jit import array_at, inline_kernel, kernel
-from .tree import LAST_STAMP, META_SIZE, TreeArrays
+from .tree import BOX_DTYPE, ID_DTYPE, LAST_STAMP, META_SIZE, TreeArrays
 
 N_TREE_FIELDS = len(TreeArrays._fields)
 """Columns 0 to 12: the node arrays, in the order of ``TreeArrays``."""
@@ -152,18 +152,18 @@ def tree_at(addresses, sizes, t, n_features):
     n = sizes[t, SIZE_NODES]
     a = addresses[t]
     return TreeArrays(
-        parent=array_at(a[0], n, np.int64),
-        left=array_at(a[1], n, np.int64),
-        right=array_at(a[2], n, np.int64),
-        feature=array_at(a[3], n, np.int64),
+        parent=array_at(a[0], n, ID_DTYPE),
+        left=array_at(a[1], n, ID_DTYPE),
+        right=array_at(a[2], n, ID_DTYPE),
+        feature=array_at(a[3], n, ID_DTYPE),
         threshold=array_at(a[4], n, np.float64),
         time=array_at(a[5], n, np.float64),
-        lower=array_at(a[6], (n, n_features), np.float64),
-        upper=array_at(a[7], (n, n_features), np.float64),
+        lower=array_at(a[6], (n, n_features), BOX_DTYPE),
+        upper=array_at(a[7], (n, n_features), BOX_DTYPE),
         n_points=array_at(a[8], n, np.int64),
         label=array_at(a[9], n, np.int64),
         paused=array_at(a[10], n, np.bool_),
-        leaf_head=array_at(a[11], n, np.int64),
+        leaf_head=array_at(a[11], n, ID_DTYPE),
         meta=array_at(a[12], META_SIZE, np.int64),
     )
 

@@ -9,6 +9,7 @@ from ..engine.storage import FREE_NODES, learn_rows
 from ..engine.tree import META_MAX_LEAF_POINTS, UNBOUNDED
 from ..forest._base import _NO_TARGETS, BaseMondrianForestClassifier
 from ..utils.fast_path import FAST_MAX_ROWS, NO_UNITS, ONES, fast_call
+from ..utils.feature_scale import to_units
 from ..utils.parallel import map_trees
 from ._kernels import boost_tree
 
@@ -243,7 +244,9 @@ class MondrianBoostingClassifier(BaseMondrianForestClassifier):
         from ._forest_kernels import vote_forest
 
         if units.shape[1]:
-            X = X * units[1]  # as ``to_units``
+            scaled = np.empty_like(X)
+            to_units(X, units, scaled)
+            X = scaled
 
         table = self._fast_table()
         if table is None:

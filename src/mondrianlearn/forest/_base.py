@@ -506,7 +506,6 @@ def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
     """
     tree.own_arrays()  # the kernel writes through a table of addresses
     trees = [tree]
-    table = TreeTable(("stats",))
     n_features = store.X.shape[1]
     no_rows = np.empty((0, n_features))
     excess = np.empty(n_features)
@@ -519,6 +518,10 @@ def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
         return 0 if leaf < 0 else 2 * int(tree.arrays.n_points[leaf]) + 2
 
     def run_kernel(tree, position):
+        # A table per call, dropped on return: a table keeps the arrays it points
+        # to alive, and the tree grows between calls one array at a time, each old
+        # array freed once copied (``engine.tree.resize_fields``).
+        table = TreeTable(("stats",))
         if not table.refresh(trees):
             raise RuntimeError("a Mondrian tree's arrays cannot be tabled (internal error)")
         starts[0] = position

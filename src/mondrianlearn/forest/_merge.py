@@ -118,6 +118,9 @@ def merge_forests(forests, same_stream=False):
     """
     forests = list(forests)
     _check_mergeable(forests)
+    units = forests[0].__dict__.get("_units")
+    if units is not None:  # trees merged at the first forest's origin
+        forests = [f._at_origin(units[2]) for f in forests]
     return type(forests[0])._merge_fitted(forests, bool(same_stream))
 
 

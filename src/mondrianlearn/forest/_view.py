@@ -68,16 +68,14 @@ class MondrianTreeView:
     @classmethod
     def from_state(cls, tree, value, posterior=None, units=None):
         """The view of a :class:`~mondrianlearn.engine.tree.TreeState`; ``units``
-        (the model's feature scales, or None) map its coordinates back to the units
-        of ``X``."""
+        (the model's ``_units``, or None) map its coordinates back to the units of
+        ``X`` (``utils.feature_scale.raw_coordinates``)."""
+        from ..utils.feature_scale import raw_coordinates
+
         a = tree.arrays
         n = tree.n_nodes
-        lower, upper, threshold = a.lower[:n], a.upper[:n], a.threshold[:n]
-        if units is not None:
-            feature = a.feature[:n]
-            lower, upper = lower * units, upper * units
-            threshold = np.where(feature >= 0, threshold * units[np.maximum(feature, 0)],
-                                 threshold)
+        lower, upper, threshold = raw_coordinates(a.lower[:n], a.upper[:n], a.threshold[:n],
+                                                  a.feature[:n], units)
         return cls(
             node_count=n,
             root=int(a.meta[META_ROOT]),

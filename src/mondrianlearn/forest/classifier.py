@@ -273,4 +273,4 @@ class MondrianTreeClassifier(MondrianForestClassifier):
         tree = self.trees_[0]
         return MondrianTreeView.from_state(tree, value=tree.node_stats["stats"],
                                            posterior=self.node_posteriors(0),
-                                           units=self._raw_units())
+                                           units=self.__dict__.get("_units"))

@@ -530,4 +530,4 @@ class MondrianTreeRegressor(MondrianForestRegressor):
 
         return MondrianTreeView.from_state(self.trees_[0],
                                            value=self.node_means_and_variances(0),
-                                           units=self._raw_units())
+                                           units=self.__dict__.get("_units"))

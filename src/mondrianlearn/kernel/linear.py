@@ -404,6 +404,7 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         """
         X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True,
                                               y_numeric=True)
+        X = self._start_origin(X, sample_weight)
         self._fit(X, np.asarray(y, dtype=np.float64), sample_weight)
         self._remember_fast_state()
         return self
@@ -736,8 +737,9 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
                                               y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
         if first:
-            self._fit(X, y, sample_weight, online=True)
+            self._fit(self._start_origin(X, sample_weight), y, sample_weight, online=True)
         else:
+            X = self._later_rows_in_units(X, sample_weight)
             keep = sample_weight > 0
             X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
             if X.shape[0] > 0:
@@ -811,9 +813,9 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
             start = end
 
     def _add_features(self, values):
-        super()._add_features(values)
+        values = super()._add_features(values)
         if self._reservoir is not None:
-            self._reservoir.add_features(np.atleast_1d(np.asarray(values, dtype=np.float64)))
+            self._reservoir.add_features(values)
 
     def __setstate__(self, state):
         super().__setstate__(state)
@@ -1049,7 +1051,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         self
         """
         X, y, sample_weight = check_classifier_fit(self, X, y, sample_weight)
-        self._fit(X, y, sample_weight)
+        self._fit(self._start_origin(X, sample_weight), y, sample_weight)
         self._remember_fast_state()
         return self
 
@@ -1158,8 +1160,9 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
             return self
         X, y, sample_weight, first = checked
         if first:
-            self._fit(X, y, sample_weight)
+            self._fit(self._start_origin(X, sample_weight), y, sample_weight)
         else:
+            X = self._later_rows_in_units(X, sample_weight)
             self._add_new_classes(y)  # a row of weight zero teaches nothing but its label
             labels = self._labels(y)
             keep = sample_weight > 0

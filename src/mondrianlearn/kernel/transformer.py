@@ -119,7 +119,7 @@ class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeature
         -------
         self
         """
-        X = _check_X_fit(self, X, reset=True)
+        X = self._start_origin(_check_X_fit(self, X, reset=True))
         self._sample(X, float(self.lifetime))
         self._remember_fast_state()
         return self
@@ -171,9 +171,9 @@ class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeature
         first = not self.__sklearn_is_fitted__()
         X = _check_X_fit(self, X, reset=first)
         if first:  # projectivity: batch sampling of the first batch is exact
-            self._sample(X, float(self.lifetime))
+            self._sample(self._start_origin(X), float(self.lifetime))
         else:
-            self._extend(X)
+            self._extend(self._later_rows_in_units(X))
         self._remember_fast_state()
         return self
 

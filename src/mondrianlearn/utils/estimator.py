@@ -133,19 +133,20 @@ class TreeModelMixin(FeatureScaleMixin, FastPathMixin, VersionedStateMixin):
         model of the same points had they all carried it (river's convention for a
         feature that appears late; used by :mod:`mondrianlearn.river`). A model in
         units (``utils.feature_scale``) gives each new feature unit 1, the unit of a
-        feature constant so far: ``v`` is stored as it is.
+        feature constant so far, and origin ``v``: it stores 0. Returns the values
+        stored.
         """
-        values = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        values = self._extend_units(np.atleast_1d(np.asarray(values, dtype=np.float64)))
         store = self._store
         if store is not None:
             store.add_features(values)
         for tree in self.trees_:
             tree.add_features(values)
         self.n_features_in_ += values.shape[0]
-        self._extend_units(values)
         if self.__dict__.get("_feature_range") is not None:
             self._feature_range = np.hstack([self._feature_range,
                                              np.vstack([values, values])])
+        return values
 
 
 class ForestLearnerMixin(TreeModelMixin):

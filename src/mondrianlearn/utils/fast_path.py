@@ -39,7 +39,7 @@ ONES = np.ones(FAST_MAX_ROWS)
 ONE = ONES[:1]
 """Unit weight of a one-row call."""
 
-NO_UNITS = np.ones((2, 0))
+NO_UNITS = np.ones((3, 0))
 """``units`` of :meth:`FastPathMixin._fast_input` for a model in the units of ``X``
 (the kernels then read the rows as they are)."""
 
@@ -145,7 +145,7 @@ class FastPathMixin:
         fast path, else None.
 
         ``X`` is C-contiguous, writable float64 (one array type for the kernels), in
-        the units of the caller; ``units`` the model's units (rows: unit, 1 / unit),
+        the units of the caller; ``units`` the model's units (rows: unit, 1 / unit, origin),
         or :data:`NO_UNITS`; ``follow`` whether the rows must be refused when they
         would change a unit (rows to learn, units that follow the range). The same
         conditions as :meth:`_fast_X`, whose compiled part the kernel does.

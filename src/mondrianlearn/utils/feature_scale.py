@@ -7,7 +7,7 @@ in metres instead of kilometres is cut a thousand times more often. The estimato
 at the boundary, right after validation (``utils.validation``) or in the fast path
 (``utils.fast_path``), so the trees, the sample store and the running range of the
 features (``_feature_range``) hold scaled values; whatever shows boxes or
-thresholds to users maps them back (:meth:`FeatureScaleMixin._raw_units`).
+thresholds to users maps them back (:func:`raw_coordinates`).
 
 ``feature_scale="range"`` measures each feature in a *unit* that follows its range
 over the rows learned so far: the smallest power of two at least that range (1 for
@@ -48,8 +48,19 @@ then moves to the new units, and learning goes on:
   they are only rescaled in place, so that ``fit`` still equals ``partial_fit``
   over any mini-batches.
 
-``feature_scale=None`` leaves the features as they are; an array gives fixed scales
-(rows divided by it, nothing rescaled later).
+``feature_scale=None`` leaves the features as they are (scales of 1); an array gives
+fixed scales (rows divided by it, nothing rescaled later).
+
+Whatever the scales, the trees also see every feature relative to an *origin*: its
+value in the first row (of positive weight) that the model learned, fixed from then
+on. The trees hold ``(x - origin) / scale``. Boxes are stored in float32
+(``engine.boxes``), whose precision is relative to the magnitude of the values:
+without the origin, a feature such as a time in epoch seconds (about ``1.7e9``)
+would be known to within minutes, whatever its range. Relative to the origin, it is
+known to within a few ten-millionths of its range. The Mondrian process is
+translation invariant, so the origin changes the law of nothing; a unit change
+leaves it where it is (rescaling stays exact). Features first seen later (river)
+get their first value as their origin.
 
 ``feature_scale="supervised"`` gives fixed scales learned from the labels of the
 first batch the model learns (the rows of ``fit``, or of the first ``partial_fit``;
@@ -78,6 +89,7 @@ import math
 import numpy as np
 
 from ..engine._jit import kernel, shared_kernel
+from ..engine.boxes import round_down, round_up
 
 MIN_EXPONENT = -1000
 """Units are at least ``2 ** MIN_EXPONENT`` (their inverses stay finite)."""
@@ -233,10 +245,11 @@ def _unit(low, high):
 
 @shared_kernel
 def scale_rows(X, units, feature_range, out):
-    """Rows to learn, in units: ``out = X * units[1]`` if they change no unit.
+    """Rows to learn, in units: ``out = (X - units[2]) * units[1]`` if they change no
+    unit.
 
-    ``units``: rows (unit, 1 / unit); ``feature_range``: the model's running range
-    (rows low, high), in units, only read. Returns 0 on success, 1 when a value is
+    ``units``: rows (unit, 1 / unit, origin); ``feature_range``: the model's running
+    range (rows low, high), in units, only read. Returns 0 on success, 1 when a value is
     not finite, 2 when a row widens a feature's range past its unit (the caller
     then takes the general path, which rescales the model first).
     """
@@ -244,13 +257,14 @@ def scale_rows(X, units, feature_range, out):
     for j in range(d):
         unit = units[0, j]
         inverse = units[1, j]
+        origin = units[2, j]
         low = feature_range[0, j]
         high = feature_range[1, j]
         for i in range(n):
             v = X[i, j]
             if not np.isfinite(v):
                 return 1
-            s = v * inverse
+            s = (v - origin) * inverse
             out[i, j] = s
             if s < low or s > high:
                 low = min(low, s)
@@ -262,11 +276,12 @@ def scale_rows(X, units, feature_range, out):
 
 @shared_kernel
 def to_units(X, units, out):
-    """``out = X * units[1]``: rows in the model's units (prediction, fixed scales)."""
+    """``out = (X - units[2]) * units[1]``: rows in the model's units (prediction,
+    fixed scales)."""
     n, d = X.shape
     for i in range(n):
         for j in range(d):
-            out[i, j] = X[i, j] * units[1, j]
+            out[i, j] = (X[i, j] - units[2, j]) * units[1, j]
 
 
 @kernel
@@ -284,29 +299,47 @@ def rows_in_units(X, units, follow, feature_range, scaled):
 
 
 @kernel
-def rescale_boxes(lower, upper, threshold, feature, n_nodes, factors):
-    """Multiply dimension ``d`` of the first ``n_nodes`` boxes, and the thresholds of
-    the cuts along ``d``, by ``factors[d]``."""
+def rescale_boxes(lower, upper, threshold, feature, n_nodes, factors, shifts):
+    """Map dimension ``d`` of the first ``n_nodes`` boxes, and the thresholds of the
+    cuts along ``d``, by ``v * factors[d] + shifts[d]`` (boxes rounded outward
+    again). Exact for the powers of two that units change by, with no shift; a
+    shift (a new origin, see :class:`FeatureScaleMixin`) rounds thresholds to the
+    nearest float64 and keeps every box around its points."""
     d = lower.shape[1]
     for j in range(n_nodes):
         for k in range(d):
-            lower[j, k] *= factors[k]
-            upper[j, k] *= factors[k]
+            lower[j, k] = round_down(lower[j, k] * factors[k] + shifts[k])
+            upper[j, k] = round_up(upper[j, k] * factors[k] + shifts[k])
         f = feature[j]
         if f >= 0:
-            threshold[j] *= factors[f]
+            threshold[j] = threshold[j] * factors[f] + shifts[f]
+
+
+def raw_coordinates(lower, upper, threshold, feature, units):
+    """Boxes and thresholds of a tree in the units of ``X`` (new arrays): ``units``
+    is the model's ``_units`` (rows unit, 1 / unit, origin), or None for a tree
+    whose coordinates are those of ``X``."""
+    if units is None:
+        return lower, upper, threshold
+    scale, origin = units[0], units[2]
+    where = np.maximum(feature, 0)
+    threshold = np.where(feature >= 0, threshold * scale[where] + origin[where], threshold)
+    return lower * scale + origin, upper * scale + origin, threshold
 
 
 def tree_in_raw_units(model, tree):
     """``tree.arrays`` of a tree of ``model`` with boxes and thresholds in the units
     of ``X`` (copies of those arrays; the others are shared), for plots and views."""
     a = tree.arrays
-    units = model._raw_units() if isinstance(model, FeatureScaleMixin) else None
-    if units is None:
-        return a
-    threshold = np.where(a.feature >= 0, a.threshold * units[np.maximum(a.feature, 0)],
-                         a.threshold)
-    return a._replace(lower=a.lower * units, upper=a.upper * units, threshold=threshold)
+    units = model.__dict__.get("_units") if isinstance(model, FeatureScaleMixin) else None
+    lower, upper, threshold = raw_coordinates(a.lower, a.upper, a.threshold, a.feature, units)
+    return a._replace(lower=lower, upper=upper, threshold=threshold)
+
+
+def units_array(scales, origin):
+    """``_units`` of :class:`FeatureScaleMixin`: rows (unit, 1 / unit, origin)."""
+    scales = np.asarray(scales, dtype=np.float64)
+    return np.ascontiguousarray(np.vstack([scales, 1.0 / scales, origin]))
 
 
 def common_units(models):
@@ -322,11 +355,13 @@ def common_units(models):
 class FeatureScaleMixin:
     """Rows in units for the estimators with a ``feature_scale`` parameter.
 
-    State: ``_units`` is None (features used as they are: no ``feature_scale``
-    parameter, or ``None``) or an array of rows (unit, 1 / unit), one column per
-    feature; ``_units_follow_range`` tells whether units follow the range
-    (``"range"``) or are fixed. Trees, the sample store and ``_feature_range`` are
-    always in the current units.
+    State: ``_units`` is None (features used as they are: a model that does not
+    start its units, or one saved before origins existed) or an array of rows (unit,
+    1 / unit, origin), one column per feature (:func:`units_array`; units of 1 for
+    ``feature_scale=None``); ``_units_follow_range`` tells whether units follow the
+    range (``"range"``) or are fixed. Trees, the sample store and
+    ``_feature_range`` are always in the current units, relative to the origin;
+    ``_origin_pending`` marks a model whose origin the first rows it learns set.
 
     An estimator calls :meth:`_start_units` when it starts a model, learns its
     checked rows with :meth:`_learn_in_units` (which calls its ``_learn_batch(X, y,
@@ -350,11 +385,11 @@ class FeatureScaleMixin:
         """
         setting = self._feature_scale_setting()
         self.__dict__.pop("_units_follow_range", None)
-        if setting is None:
-            self._units = None
-            return
         self.__dict__.pop("_scales_pending", None)
-        if isinstance(setting, str) and setting == "supervised":
+        if setting is None:
+            units = np.ones(n_features)
+            follow = False
+        elif isinstance(setting, str) and setting == "supervised":
             units = np.ones(n_features)  # learned with the first batch
             follow = False
             self._scales_pending = True
@@ -370,7 +405,8 @@ class FeatureScaleMixin:
                     f"scales (one per feature); got an array of shape {units.shape}"
                     + ("." if units.shape != (n_features,) else " with other values."))
             follow = False
-        self._units = np.ascontiguousarray(np.vstack([units, 1.0 / units]))
+        self._units = units_array(units, np.zeros(n_features))
+        self._origin_pending = True  # set by the first rows learned (_learn_in_units)
         self._units_follow_range = follow
         self._resampled_at = 0  # rows learned at the last re-sampling (Mondrian forests)
         self._units_due = NOT_DUE
@@ -380,25 +416,60 @@ class FeatureScaleMixin:
 
     @property
     def feature_scale_(self):
-        """Scale of each feature: the trees hold ``X / feature_scale_`` (ones when
-        the features are used as they are)."""
+        """Scale of each feature: the trees hold ``(X - origin) / feature_scale_``
+        (ones when the features are used as they are; the origin is the first row
+        learned, see the module docstring)."""
         units = self.__dict__.get("_units")
         if units is None:
             return np.ones(self.n_features_in_)
         return units[0].copy()
 
-    def _raw_units(self):
-        """The current scale of each feature, or None for raw units."""
-        units = self.__dict__.get("_units")
-        return None if units is None else units[0]
-
     def _raw_feature_range(self):
         """Running range of the features (rows low, high) in the units of ``X``."""
+        known = self._shifted_range()
+        units = self.__dict__.get("_units")
+        return known if known is None or units is None else known + units[2]
+
+    def _shifted_range(self):
+        """``_raw_feature_range()`` relative to the origin."""
         known = self.__dict__.get("_feature_range")
         units = self.__dict__.get("_units")
         if known is None or units is None:
             return known
         return known * units[0]
+
+    def _shifted(self, X):
+        """Rows ``X`` (units of ``X``) relative to the origin (float64, new array)."""
+        units = self.__dict__.get("_units")
+        return np.array(X, dtype=np.float64) if units is None else X - units[2]
+
+    def _start_origin(self, X, sample_weight=None):
+        """For a model without ``feature_scale`` that does not learn through
+        ``_learn_in_units`` (the Mondrian kernel's): units of 1 and the origin at
+        the first row of positive weight of its first checked batch ``X``. Returns
+        ``X`` in units; a recorded ``_feature_range`` moves there too."""
+        first = 0 if sample_weight is None else int(np.argmax(sample_weight > 0))
+        self._units = units_array(np.ones(X.shape[1]), X[first])
+        self._units_follow_range = False
+        known = self.__dict__.get("_feature_range")
+        if known is not None:
+            self._feature_range = known - self._units[2]
+        return self._in_units(X)
+
+    def _later_rows_in_units(self, X, sample_weight=None):
+        """Checked rows of a later batch of such a model, in units; with
+        ``sample_weight``, the range of its rows of positive weight is recorded
+        (``_feature_range``)."""
+        units = self.__dict__.get("_units")
+        if units is None:  # a model saved before origins: rows as they are
+            return X
+        if sample_weight is not None:
+            self._record_range((X - units[2])[sample_weight > 0], units)
+        return self._in_units(X)
+
+    def _set_units(self, scales):
+        """Make ``scales`` the units (the origin stays)."""
+        self._units = units_array(scales, self._units[2])
 
     def _in_feature_units(self):
         """Whether the model divides its features by units (``_units`` is set)."""
@@ -421,18 +492,22 @@ class FeatureScaleMixin:
         return known
 
     def _extend_units(self, values):
-        """Unit 1 for features first seen now at ``values`` (``_add_features``): the
-        unit of a feature constant so far; it follows the feature's range from its
-        next value. Rows kept to be learned again get the values too."""
+        """Unit 1 and origin ``values`` for features first seen now at ``values``
+        (``_add_features``): the unit of a feature constant so far; it follows the
+        feature's range from its next value. Returns the values of the new features
+        in units (0, or ``values`` for a model without units). Rows kept to be
+        learned again (relative to the origin) get them too."""
         units = self.__dict__.get("_units")
-        if units is not None:
-            self._units = np.ascontiguousarray(
-                np.hstack([units, np.ones((2, values.shape[0]))]))
+        if units is None:
+            return values
+        new = np.ones((3, values.shape[0]))
+        new[2] = values
+        self._units = np.ascontiguousarray(np.hstack([units, new]))
         kept = self.__dict__.get("_first_rows")
         if kept is not None:
-            kept[0][:] = [np.hstack([rows, np.broadcast_to(values, (rows.shape[0],
-                                                                     values.shape[0]))])
+            kept[0][:] = [np.hstack([rows, np.zeros((rows.shape[0], values.shape[0]))])
                           for rows in kept[0]]
+        return np.zeros_like(values)
 
     # -------------------------------------------------------------- rows in
     def _in_units(self, X):
@@ -476,6 +551,9 @@ class FeatureScaleMixin:
         units = self.__dict__.get("_units")
         if units is None:
             return self._learn_batch(X, y, sample_weight)
+        if self.__dict__.pop("_origin_pending", False):
+            units[2] = X[np.argmax(sample_weight > 0)]
+        X = X - units[2]
         if not self._units_follow_range:
             if self.__dict__.get("_scales_pending"):
                 units = self._learn_scales(X, y, sample_weight)
@@ -488,7 +566,7 @@ class FeatureScaleMixin:
             return None
         low = np.minimum.accumulate(X, axis=0)
         high = np.maximum.accumulate(X, axis=0)
-        known = self._raw_feature_range()
+        known = self._shifted_range()
         if known is not None and known.shape[1] == X.shape[1]:
             np.minimum(low, known[0], out=low)
             np.maximum(high, known[1], out=high)
@@ -548,7 +626,7 @@ class FeatureScaleMixin:
 
         scales = supervised_scales(X, y, is_regressor(self), sample_weight,
                                    getattr(self, "random_state", None))
-        self._units = np.ascontiguousarray(np.vstack([scales, 1.0 / scales]))
+        self._set_units(scales)
         del self._scales_pending
         return self._units
 
@@ -579,7 +657,7 @@ class FeatureScaleMixin:
                     self._change_units(new)
                 else:
                     self._restart_trees()
-                    self._units = np.ascontiguousarray(np.vstack([new, 1.0 / new]))
+                    self._set_units(new)
                     if kept[0]:
                         self._learn_batch(np.vstack(kept[0]) * self._units[1],
                                           np.concatenate(kept[1]), np.concatenate(kept[2]))
@@ -596,16 +674,15 @@ class FeatureScaleMixin:
         return None
 
     def _keep_first_rows(self, X, y):
-        """After the fast path learned ``X`` (raw units) and ``y`` with weight 1:
-        keep them as ``_learn_pieces`` keeps the rows it learns, while the model
-        keeps its first rows."""
+        """After the fast path learned ``X`` (units of ``X``) and ``y`` with weight 1:
+        keep them as ``_learn_pieces`` keeps the rows it learns (relative to the
+        origin), while the model keeps its first rows."""
         kept = self.__dict__.get("_first_rows")
         if kept is None:
             return
         room = RESAMPLE_FREELY_BELOW - sum(map(len, kept[1]))
         n = X.shape[0]
-        for part, rows in zip(kept, (np.array(X, dtype=np.float64), np.asarray(y),
-                                     np.ones(n))):
+        for part, rows in zip(kept, (self._shifted(X), np.asarray(y), np.ones(n))):
             part.append(np.array(rows[:room]))
         if n >= room:
             del self._first_rows  # the model holds enough rows: rescale in place
@@ -624,34 +701,41 @@ class FeatureScaleMixin:
         return 1 if held < RESAMPLE_FREELY_BELOW else -(-held // RESAMPLE_FRACTION)
 
     def _record_range(self, X, units):
-        """Widen ``_feature_range`` (in units) by rows ``X`` (raw units)."""
+        """Widen ``_feature_range`` (in units) by rows ``X`` (units of ``X``, relative
+        to the origin)."""
         if X.shape[0] == 0:
             return
         low, high = X.min(axis=0), X.max(axis=0)
-        known = self._raw_feature_range()
+        known = self._shifted_range()
         if known is not None and known.shape[1] == X.shape[1]:
             low, high = np.minimum(low, known[0]), np.maximum(high, known[1])
         self._feature_range = np.vstack([low, high]) * units[1]
 
     # ------------------------------------------------------------ rescaling
-    def _change_units(self, new_units, resample=False):
-        """Move the model to ``new_units``: rescale its coordinates in place, or
-        (``resample``) rescale the stored points and sample the trees afresh."""
+    def _change_units(self, new_units, resample=False, origin=None):
+        """Move the model to ``new_units`` (and ``origin``, if given): rescale its
+        coordinates in place, or (``resample``) rescale the stored points and sample
+        the trees afresh."""
         new_units = np.asarray(new_units, dtype=np.float64)
-        factors = np.ascontiguousarray(self._units[0] / new_units)
-        self._units = np.ascontiguousarray(np.vstack([new_units, 1.0 / new_units]))
+        old = self._units
+        origin = old[2] if origin is None else np.asarray(origin, dtype=np.float64)
+        factors = np.ascontiguousarray(old[0] / new_units)
+        shifts = np.ascontiguousarray((old[2] - origin) / new_units)
+        self._units = units_array(new_units, origin)
         known = self.__dict__.get("_feature_range")
         if known is not None:
-            self._feature_range = known * factors
+            self._feature_range = known * factors + shifts
         store = self._store
         if store is not None and store.n:
             store.X[: store.n] *= factors
+            store.X[: store.n] += shifts
         if resample:
             self._resample_trees()
             return
         for tree in self.trees_:
             a = tree.arrays
-            rescale_boxes(a.lower, a.upper, a.threshold, a.feature, tree.n_nodes, factors)
+            rescale_boxes(a.lower, a.upper, a.threshold, a.feature, tree.n_nodes, factors,
+                          shifts)
 
     def _resamples_on_new_units(self):
         """Whether new units re-sample the trees (else they are rescaled in place)."""
@@ -663,7 +747,7 @@ class FeatureScaleMixin:
     def _resample_trees(self):  # pragma: no cover - defined by resampling classes
         raise NotImplementedError
 
-    def rescale_to(self, units):
+    def rescale_to(self, units, origin=None):
         """Express a fitted model in other units (``"range"`` units that are powers
         of two), exactly; for merging models fitted apart (``common_units``).
 
@@ -671,10 +755,27 @@ class FeatureScaleMixin:
         ----------
         units : array-like of shape (n_features_in_,)
             New units, powers of two no smaller than the model's current ones.
+        origin : array-like of shape (n_features_in_,), default=None
+            New origin of the features (see the module docstring); None keeps it.
+            A new origin moves every coordinate, rounded to the nearest float64
+            (boxes outward): exact but for that rounding.
         """
         if self.__dict__.get("_units") is None:
             raise ValueError("This model uses its features as they are (no units).")
-        self._change_units(units, resample=False)
+        self._change_units(units, resample=False, origin=origin)
+
+    def _at_origin(self, origin):
+        """This fitted model, or a copy of it moved to ``origin`` (``rescale_to``):
+        models fitted apart start from different rows, and are merged at one
+        origin."""
+        units = self.__dict__.get("_units")
+        if units is None or origin is None or np.array_equal(units[2], origin):
+            return self
+        import copy
+
+        moved = copy.deepcopy(self)
+        moved.rescale_to(units[0], origin)
+        return moved
 
     # --------------------------------------------------------------- pickles
     def __setstate__(self, state):
@@ -682,3 +783,6 @@ class FeatureScaleMixin:
         # Models saved before feature units existed were trained on raw features.
         if "feature_scale" in self._get_param_names() and "feature_scale" not in self.__dict__:
             object.__setattr__(self, "feature_scale", None)
+        units = self.__dict__.get("_units")
+        if units is not None and units.shape[0] == 2:  # saved before origins: origin 0
+            self._units = units_array(units[0], np.zeros(units.shape[1]))

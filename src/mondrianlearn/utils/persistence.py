@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 
-STATE_FORMAT = 5
+STATE_FORMAT = 6
 """Version of the layout of fitted state; bumped when a saved model can no longer load.
 
 An estimator reads the formats from its ``_oldest_state_format`` to this one: a
@@ -24,7 +24,10 @@ saved in formats 1 and 2 load with ``feature_scale=None``, in raw units; 4: AMF
 has the ``drift`` parameter and, when it is set, a drift state: models saved in
 earlier formats load with ``drift=None``; 5: Mondrian forests save their trees
 without the boxes and sums that the stored points give back, ``engine.saved_trees``, which
-older versions would misread)."""
+older versions would misread; 6: boxes are stored in float32, rounded outward,
+``engine.boxes``, relative to an origin of the features, ``utils.feature_scale``:
+trees saved in earlier formats get their float64 boxes rounded outward when they
+load, ``TreeState.__setstate__``, and origin 0)."""
 
 
 _READ_ONLY = "_holds_read_only_arrays"

@@ -79,7 +79,7 @@ def check_extent(estimator, X, *, reset):
     known = None if reset else estimator.__dict__.get("_feature_range")
     if known is not None and known.shape[1] == X.shape[1]:
         if units is not None:
-            known = known * units[0]
+            known = known * units[0] + units[2]
         low, high = np.minimum(low, known[0]), np.maximum(high, known[1])
     with np.errstate(over="ignore", invalid="ignore"):
         extent = np.sum(high - low)
