@@ -43,6 +43,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "mondrianlearn.river needs river: pip install 'mondrian-learn[river]'") from exc
 
 from .engine._jit import kernel
+from .engine.tree_table import NO_RANGE
 
 __all__ = ["MondrianForestClassifier", "MondrianForestRegressor", "AMFClassifier",
            "AMFRegressor", "MondrianKernelRegressor", "MondrianKernelClassifier"]
@@ -50,7 +51,6 @@ __all__ = ["MondrianForestClassifier", "MondrianForestRegressor", "AMFClassifier
 _NOT_FINITE = "Input contains NaN or infinity."
 _OVERFLOW = ("The features span a range whose total width overflows float64 (values "
              "near +-1.8e308); rescale them, e.g. with preprocessing.MinMaxScaler().")
-_NO_RANGE = np.empty((2, 0))
 _MAX_PLANS = 64  # key orders remembered (dropped all at once when full)
 
 
@@ -239,9 +239,9 @@ class _Backed:
             if feature_range is None:
                 if not self._model._in_feature_units():
                     return None
-                feature_range = _NO_RANGE  # the model checks its units and range
+                feature_range = NO_RANGE  # the model checks its units and range
         else:
-            feature_range = _NO_RANGE
+            feature_range = NO_RANGE
         out = np.empty((1, anchors.shape[0]))
         status = _assemble_row(values, columns, anchors, out, feature_range)
         if status:
@@ -309,7 +309,7 @@ class _Backed:
         n = len(self._features)
         feature_range = self._model._raw_feature_range() if learned else None
         if feature_range is None or feature_range.shape != (2, n):
-            feature_range = _NO_RANGE
+            feature_range = NO_RANGE
         if not _widen_range(X, np.ascontiguousarray(feature_range), False):
             raise ValueError(_OVERFLOW)
         if self._model is None:
