@@ -297,3 +297,21 @@ def test_large_and_tiny_scales(cls):
         est = make(cls).fit(X * scale, y)
         assert est.score(X * scale, y) > 0.8
         assert np.all(np.isfinite(output(est, X * scale + 5 * scale)))
+
+
+@pytest.mark.parametrize("model", ["MondrianForestClassifier", "AMFClassifier"])
+def test_a_row_whose_shift_to_the_origin_overflows_is_predicted(model):
+    # Finite rows can become infinite in the engine's coordinates (x - origin, here
+    # -1e308 - 1e308): they lie outside every box, and predicting them must not fail
+    # in batches (the per-tree path) or alone (the per-call fast path).
+    import mondrianlearn
+
+    X = np.array([[1e308], [0.0], [5e307]])
+    y = np.array([0, 1, 0])
+    model = getattr(mondrianlearn, model)(n_estimators=2, random_state=0,
+                                          feature_scale=None).fit(X, y)
+    far = np.full((600, 1), -1e308)
+    batch = model.predict_proba(far)
+    alone = model.predict_proba(far[:1])
+    assert np.all(np.isfinite(batch)) and np.allclose(batch.sum(axis=1), 1.0)
+    assert np.array_equal(batch[:1], alone)

@@ -229,7 +229,7 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
                     prediction_work(_with_headroom(self.trees_), n_features,
                                     max(n_outputs, 1)))
             status = predict_forest(table.addresses, table.sizes, X, units, scaled,
-                                    *state["_fast_predict_args"], out, *cached[1])
+                                    *state["_fast_predict_args"], out, *cached[1], False)
             if status >= 0:
                 return out if status == 1 else None
             del work["predict"]  # a tree outgrew the work arrays
@@ -248,7 +248,7 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
                 raise RuntimeError("an AMF tree's arrays cannot be tabled (internal error)")
             work = prediction_work(tree.capacity, X.shape[1], n_outputs)
             if predict_forest(table.addresses, table.sizes, X, NO_UNITS, X, *args, out,
-                              *work) != 1:
+                              *work, True) != 1:
                 raise RuntimeError("an AMF tree could not predict (internal error)")
 
         return run

@@ -235,13 +235,14 @@ def _fits(addresses, sizes, done):
 @kernel(allocates=True)
 def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, dirichlet,
                          aggregate, extend, scale, out, floats, ints, done, excess, weights,
-                         prefix, row, prefix_1d):
+                         prefix, row, prefix_1d, checked):
     """Add every tree's probabilities times ``scale`` to ``out``, in tree order
     (``_path_sums._proba_rows`` per tree: one addition per entry and tree); the rows
     are ``X`` in ``units`` (put into ``scaled``; none when ``units`` has no column,
     see ``utils.feature_scale.rows_in_units``). Returns 1, or 0 if the rows are not
     finite, or -1 if a tree does not fit the work arrays (nothing added in both
-    cases).
+    cases). With ``checked``, the caller has checked the rows (the full path: its
+    rows in units may hold an infinity, far outside every box, which it predicts).
 
     The only prediction kernel of ``AMFClassifier``: the full path runs it on a
     table of one tree (``AMFClassifier._predict_proba_trees``). A batch that reaches
@@ -251,7 +252,7 @@ def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, dirichle
     if units.shape[1]:
         to_units(X, units, scaled)
         X = scaled
-    if not finite_rows(X):
+    if not checked and not finite_rows(X):
         return 0
     if not _fits(addresses, sizes, done) or row.shape[0] < n_classes:
         return -1  # work arrays made for fewer nodes or classes
@@ -280,7 +281,7 @@ def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, dirichle
 @kernel(allocates=True)
 def predict_value_forest(addresses, sizes, X, units, scaled, moments, aggregate, extend,
                          scale, out, floats, ints, done, excess, weights, prefix_2d, row,
-                         prefix):
+                         prefix, checked):
     """``predict_proba_forest`` for regression (``predict_value_tree`` per tree, the
     prior the running mean ``moments[1]``). The work arrays are those of
     ``prediction_work``; this one uses the one-dimensional ``prefix``, not
@@ -288,7 +289,7 @@ def predict_value_forest(addresses, sizes, X, units, scaled, moments, aggregate,
     if units.shape[1]:
         to_units(X, units, scaled)
         X = scaled
-    if not finite_rows(X):
+    if not checked and not finite_rows(X):
         return 0
     if not _fits(addresses, sizes, done):
         return -1

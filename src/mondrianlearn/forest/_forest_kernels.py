@@ -182,12 +182,14 @@ def _largest_tree(sizes):
 
 @kernel(allocates=True)
 def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, gamma, max_depth,
-                         scale, out, nodes, reals, classes, excess):
+                         scale, out, nodes, reals, classes, excess, checked):
     """Add the probabilities of every tree that has seen a point to ``out``, each
     tree's part (weighted by ``scale``, or by one over the number of such trees when
     ``scale`` is 0) summed first; the rows are ``X`` in ``units`` (put into
     ``scaled``; none when ``units`` has no column). Returns 1, or 0 if the rows are
-    not finite, or -1 if a tree does not fit the work arrays.
+    not finite, or -1 if a tree does not fit the work arrays. With ``checked``, the
+    caller has checked the rows (the full path: its rows in units may hold an
+    infinity, far outside every box, which it predicts).
 
     The only prediction kernel of ``MondrianForestClassifier``: its full path runs
     it on a table of one tree at a time, with ``scale`` one over its trained trees
@@ -195,7 +197,7 @@ def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, gamma, m
     if units.shape[1]:
         to_units(X, units, scaled)
         X = scaled
-    if not finite_rows(X):
+    if not checked and not finite_rows(X):
         return 0
     if _largest_tree(sizes) + 1 > nodes.shape[0]:
         return -1

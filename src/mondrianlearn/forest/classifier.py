@@ -175,11 +175,11 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
         gamma, max_depth = self._gamma(), self._max_depth_value()
         work = self._predict_work(n_features, n_classes)
         status = predict_proba_forest(table.addresses, table.sizes, X, units, scaled,
-                                      n_classes, gamma, max_depth, 0.0, out, *work)
+                                      n_classes, gamma, max_depth, 0.0, out, *work, False)
         if status < 0:  # a tree outgrew the work arrays
             work = self._predict_work(n_features, n_classes, fresh=True)
             status = predict_proba_forest(table.addresses, table.sizes, X, units, scaled,
-                                          n_classes, gamma, max_depth, 0.0, out, *work)
+                                          n_classes, gamma, max_depth, 0.0, out, *work, False)
         return out if status == 1 else None
 
     def _predict_proba_trees(self, X):
@@ -207,7 +207,7 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
                 status = predict_proba_forest(
                     table.addresses, table.sizes, Xc, NO_UNITS, Xc, n_classes, gamma,
                     max_depth, scale, part, np.empty(n, dtype=np.int64), np.empty((3, n)),
-                    np.empty((3, n_classes)), np.empty(Xc.shape[1]))
+                    np.empty((3, n_classes)), np.empty(Xc.shape[1]), True)
                 if status != 1:
                     raise RuntimeError("a Mondrian tree could not predict (internal error)")
                 return part
