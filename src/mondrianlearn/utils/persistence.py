@@ -61,7 +61,8 @@ def _walk(value, copy, seen):
         found = any(f for _, f in items)
         if copy and found:
             new = [v for v, _ in items]
-            value = type(value)(*new) if hasattr(value, "_fields") else type(value)(new)
+            # a tuple subclass here is a named tuple (TreeArrays...): fields by position
+            value = tuple(new) if type(value) is tuple else type(value)(*new)
         return value, found
     if isinstance(value, list):
         found = False
