@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..engine.layout import RENUMBER_FROM_NODES
 from ..engine.storage import learn_rows
 from ..engine.tree import TreeState
-from ..engine.tree_table import NO_RANGE, TreeTable
+from ..engine.tree_table import NO_RANGE, one_tree_table
 from ..utils.drift_param import DriftMixin
 from ..utils.estimator import ForestLearnerMixin
 from ..utils.fast_path import NEW_UNITS, NO_UNITS, fast_call
@@ -121,10 +121,7 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
         stats_names = self._fast_stats
 
         def run(tree, start):
-            tree.own_arrays()  # the kernel writes through a table of addresses
-            table = TreeTable(stats_names)  # one per call: trees learn in threads
-            if not table.refresh([tree]):
-                raise RuntimeError("an AMF tree's arrays cannot be tabled (internal error)")
+            table = one_tree_table(tree, stats_names)
             n_before = np.empty(1, dtype=np.int64)
             stops = np.empty(1, dtype=np.int64)
             starts = np.full(1, start, dtype=np.int64)
@@ -243,9 +240,7 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
         n_outputs = max(args[0], 1)
 
         def run(tree, X, out):
-            table = TreeTable(stats_names)  # one per call: trees predict in threads
-            if not table.refresh([tree]):
-                raise RuntimeError("an AMF tree's arrays cannot be tabled (internal error)")
+            table = one_tree_table(tree, stats_names)
             work = prediction_work(tree.capacity, X.shape[1], n_outputs)
             if predict_forest(table.addresses, table.sizes, X, NO_UNITS, X, *args, out,
                               *work, True) != 1:

@@ -136,8 +136,8 @@ def _resize_rows(array, capacity, fill, order=None):
     row ``i`` of the copy is row ``order[i]`` of ``array``.
 
     NumPy, not compiled code: a tree grows a few times per thousand rows (see
-    :mod:`.storage`), so the copy's speed hardly counts, while compiling it cost a
-    new user about two seconds on a first call (``benchmarks/bench_cold_start.py``).
+    :mod:`.storage`), so the copy's speed hardly counts, while compiling it added to
+    a new user's first call (``benchmarks/bench_cold_start.py``).
     """
     out = _new_rows(array, capacity)
     n = _copy_rows(array, out, order, min(capacity, array.shape[0]))

@@ -116,6 +116,20 @@ class TreeTable:
         return TreeTable, (self.stats_names,)
 
 
+def one_tree_table(tree, stats_names):
+    """A :class:`TreeTable` of ``tree`` alone, for an all-trees kernel run on one tree
+    (the per-tree paths: one kernel serves both).
+
+    Make one per kernel call and drop it after: trees learn and predict in threads,
+    and a table keeps the arrays it points to alive, while a growing tree frees each
+    old array once it is copied (``engine.tree.resize_fields``).
+    """
+    table = TreeTable(stats_names)
+    if not table.refresh([tree]):  # models own writable arrays (utils.persistence)
+        raise RuntimeError("a tree's arrays cannot be tabled (internal error)")
+    return table
+
+
 def _column_widths(tree, stats_names):
     """Features, then the second dimension of each per-node array (1 if none)."""
     widths = [tree.arrays.lower.shape[1]]

@@ -33,7 +33,7 @@ from ..engine.tree import (
     SampleStore,
     TreeState,
 )
-from ..engine.tree_table import NO_RANGE, TreeTable
+from ..engine.tree_table import NO_RANGE, one_tree_table
 from ..utils.drift_param import DriftMixin
 from ..utils.estimator import ForestClassifierMixin, ForestLearnerMixin
 from ..utils.fast_path import NEW_UNITS, NO_UNITS, ONE, ONES, fast_call
@@ -504,8 +504,6 @@ def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
     The kernel is the fast path's, ``learn_forest_rows``, on a table of this one
     tree and no new row: one compiled kernel learns online (see there).
     """
-    tree.own_arrays()  # the kernel writes through a table of addresses
-    trees = [tree]
     n_features = store.X.shape[1]
     no_rows = np.empty((0, n_features))
     excess = np.empty(n_features)
@@ -518,12 +516,7 @@ def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
         return 0 if leaf < 0 else 2 * int(tree.arrays.n_points[leaf]) + 2
 
     def run_kernel(tree, position):
-        # A table per call, dropped on return: a table keeps the arrays it points
-        # to alive, and the tree grows between calls one array at a time, each old
-        # array freed once copied (``engine.tree.resize_fields``).
-        table = TreeTable(("stats",))
-        if not table.refresh(trees):
-            raise RuntimeError("a Mondrian tree's arrays cannot be tabled (internal error)")
+        table = one_tree_table(tree, ("stats",))
         starts[0] = position
         left = learn_forest_rows(
             table.addresses, table.sizes, no_rows, NO_UNITS, False, no_rows, _NO_KEYS,

@@ -5,7 +5,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ..engine.tree_table import TreeTable
+from ..engine.tree_table import one_tree_table
 from ..utils.fast_path import NO_UNITS, fast_call
 from ..utils.parallel import map_trees
 from ._base import BaseMondrianForest, BaseMondrianForestClassifier
@@ -199,10 +199,7 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
 
             def one(tree):
                 part = np.zeros((Xc.shape[0], n_classes))
-                table = TreeTable(("stats",))  # one per call: trees predict in threads
-                if not table.refresh([tree]):
-                    raise RuntimeError("a Mondrian tree's arrays cannot be tabled "
-                                       "(internal error)")
+                table = one_tree_table(tree, ("stats",))
                 n = tree.capacity + 1
                 status = predict_proba_forest(
                     table.addresses, table.sizes, Xc, NO_UNITS, Xc, n_classes, gamma,
