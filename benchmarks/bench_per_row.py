@@ -9,7 +9,8 @@ the models, which have now seen the same prefix, predict the following ``--rows`
 rows one row per call. river may be timed on fewer rows (``--river-rows``); its rate
 is then taken on the first rows of the same stretch and it learns the rest untimed
 before predicting. A rate is rows per CPU second of this process, the best of
-``--repeats`` runs (3), each learning run starting again from the warmed-up state.
+``--repeats`` runs (5), each learning run starting again from the warmed-up state;
+the runs of all models on a stream are interleaved (see ``learn_rates``).
 Before anything is timed, every model is run once on a few rows so that numba's
 kernels are compiled (or loaded from the cache) outside the timings.
 
@@ -50,11 +51,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (  # noqa: E402
     Report,
-    best_times,
     fmt_ratio,
     markdown_table,
     minmax_scale,
     progress,
+    timed_cpu,
     verdict,
     warm_up,
 )
@@ -131,22 +132,46 @@ def compile_kernels(spec, n_warm):
     spec.learn(model, 50, 55)
     if isinstance(spec, Ours) and spec.classes is not None:
         spec.learn_batches(model, 55, 55 + BATCH)
-    spec.predict(model, 55, 57)
+        spec.predict(model, 55, 57)
+    elif not isinstance(spec, Ours):
+        spec.predict(model, 55, 57)
 
 
 # --------------------------------------------------------------------- timing
-def learn_rate(spec, n_warm, n_rows, repeats, batches=False):
-    """``(rows per CPU second, model)``: best of ``repeats`` runs, each learning rows
-    ``n_warm .. n_warm + n_rows`` from a fresh warmed-up model (prepared untimed)."""
-    models = [spec.warm(n_warm) for _ in range(repeats)]
-    run = spec.learn_batches if batches else spec.learn
-    model, _, cpu = best_times(lambda: run(models.pop(), n_warm, n_warm + n_rows), repeats)
-    return n_rows / cpu, model
+def learn_rates(runs, n_warm, repeats, batches=False):
+    """``{key: (rows per CPU second, model)}`` for ``runs``, a list of ``(key, spec,
+    n_rows)``: each rate is the best of ``repeats`` runs learning rows ``n_warm ..
+    n_warm + n_rows`` from a fresh warmed-up model (prepared untimed); with
+    ``batches``, the library's models learn them in mini-batches of ``BATCH``.
+
+    The runs are interleaved: each round times every model once, in turn. The
+    shared machine has slow spells lasting seconds (the same pure-Python loop runs
+    1.7x slower in them); timing one model's repeats back to back can put all of
+    them in a spell and its competitor's outside it, so that the ratio measures the
+    machine. Interleaved, every model gets its chance at the fast state.
+    """
+    best = {}
+    for _ in range(max(1, repeats)):
+        for key, spec, n_rows in runs:
+            model = spec.warm(n_warm)
+            # river's models always learn one row per call
+            run = spec.learn_batches if batches and isinstance(spec, Ours) else spec.learn
+            _, _, cpu = timed_cpu(run, model, n_warm, n_warm + n_rows)
+            if key not in best or n_rows / cpu > best[key][0]:
+                best[key] = (n_rows / cpu, model)
+    return best
 
 
-def predict_rate(spec, model, start, n_rows, repeats):
-    _, _, cpu = best_times(lambda: spec.predict(model, start, start + n_rows), repeats)
-    return n_rows / cpu
+def predict_rates(runs, start, repeats):
+    """``{key: rows per CPU second}`` for ``runs``, a list of ``(key, spec, model,
+    n_rows)`` predicting rows ``start .. start + n_rows`` one per call: the best of
+    ``repeats`` interleaved rounds (see :func:`learn_rates`)."""
+    best = {}
+    for _ in range(max(1, repeats)):
+        for key, spec, model, n_rows in runs:
+            _, _, cpu = timed_cpu(spec.predict, model, start, start + n_rows)
+            best[key] = max(best.get(key, 0.0), n_rows / cpu)
+    return best
 
 
 def row(measure, dataset, ours, river, target):
@@ -228,34 +253,31 @@ def classification_rows(name, X, y, args):
     for spec in list(ours.values()) + list(info.values()) + list(adapted.values()):
         compile_kernels(spec, n_warm)
 
-    progress(f"{name}: river AMFClassifier ({n_river} + {n_learn - n_river} rows)")
-    river_learn, river_model = learn_rate(river, n_warm, n_river, repeats)
+    progress(f"{name}: learning, {repeats} interleaved round(s) of "
+             f"{2 + len(ours) + len(adapted) + len(info)} models")
+    runs = [("river", river, n_river)] + [
+        (label, spec, n_learn) for label, spec in {**ours, **adapted, **info}.items()]
+    learned = learn_rates(runs, n_warm, repeats)
+    river_learn, river_model = learned["river"]
     river.learn(river_model, n_warm + n_river, n_warm + n_learn)
     start = n_warm + n_learn
-    river_pred = predict_rate(river, river_model, start, n_river_pred, repeats)
+    progress(f"{name}: predicting")
+    predicted = predict_rates(
+        [("river", river, river_model, n_river_pred)]
+        + [(label, spec, learned[label][1], n_pred)
+           for label, spec in {**ours, **adapted}.items()], start, repeats)
+    river_pred = predicted["river"]
 
-    learn_rows, pred_rows, adapter_learn, adapter_pred, info_rows = [], [], [], [], []
-    for label, spec in ours.items():
-        progress(f"{name}: {label}")
-        rate, model = learn_rate(spec, n_warm, n_learn, repeats)
-        learn_rows.append(row(f"`partial_fit` 1 row, {label}", name, rate, river_learn,
-                              TARGETS["learn"]))
-        rate = predict_rate(spec, model, start, n_pred, repeats)
-        pred_rows.append(row(f"`predict_proba` 1 row, {label}", name, rate, river_pred,
-                             TARGETS["predict"]))
-    for label, spec in adapted.items():
-        progress(f"{name}: {label}")
-        rate, model = learn_rate(spec, n_warm, n_learn, repeats)
-        adapter_learn.append(row(f"`learn_one`, {label}", name, rate, river_learn,
-                                 TARGETS["adapter learn"]))
-        rate = predict_rate(spec, model, start, n_pred, repeats)
-        adapter_pred.append(row(f"`predict_proba_one`, {label}", name, rate, river_pred,
-                                TARGETS["adapter predict"]))
-    for label, spec in info.items():
-        progress(f"{name}: {label}")
-        rate, _ = learn_rate(spec, n_warm, n_learn, repeats)
-        info_rows.append(row(f"(info) `partial_fit` 1 row, {label}", name, rate,
-                             river_learn, None))
+    learn_rows = [row(f"`partial_fit` 1 row, {label}", name, learned[label][0], river_learn,
+                      TARGETS["learn"]) for label in ours]
+    pred_rows = [row(f"`predict_proba` 1 row, {label}", name, predicted[label], river_pred,
+                     TARGETS["predict"]) for label in ours]
+    adapter_learn = [row(f"`learn_one`, {label}", name, learned[label][0], river_learn,
+                         TARGETS["adapter learn"]) for label in adapted]
+    adapter_pred = [row(f"`predict_proba_one`, {label}", name, predicted[label], river_pred,
+                        TARGETS["adapter predict"]) for label in adapted]
+    info_rows = [row(f"(info) `partial_fit` 1 row, {label}", name, learned[label][0],
+                     river_learn, None) for label in info]
     note = (f"{name}: {n_warm} warm-up rows, {n_learn} rows learned one per call "
             f"(river timed on the first {n_river}), {n_pred} rows predicted "
             f"(river: {n_river_pred}).")
@@ -290,19 +312,20 @@ def letter_rows(args):
     classes = np.unique(y)
     river = RiverStyle("river", lambda: forest.AMFClassifier(n_estimators=N_TREES, seed=seed),
                        as_dicts(X), y.tolist())
-    progress(f"letter: river AMFClassifier ({n_river} rows)")
-    river_learn, _ = learn_rate(river, n_warm, n_river, repeats)
-    out = []
+    ours = {}
     for label, make in (("AMFClassifier", lambda: AMFClassifier(
             N_TREES, random_state=seed, n_jobs=1)),
             ("MondrianForestClassifier", lambda: MondrianForestClassifier(
                 N_TREES, random_state=seed, n_jobs=1))):
-        spec = Ours(label, make, X, y, classes)
-        compile_kernels(spec, n_warm)
-        progress(f"letter: {label}, mini-batches of {BATCH}")
-        rate, _ = learn_rate(spec, n_warm, n_learn, repeats, batches=True)
-        out.append(row(f"`partial_fit` mini-batches of {BATCH}, {label}", "letter", rate,
-                       river_learn, TARGETS["batch"]))
+        ours[label] = Ours(label, make, X, y, classes)
+        compile_kernels(ours[label], n_warm)
+    progress(f"letter: river AMFClassifier one row per call ({n_river} rows), ours in "
+             f"mini-batches of {BATCH}, {repeats} interleaved round(s)")
+    best = {key: rate for key, (rate, _) in learn_rates(
+        [("river", river, n_river)] + [(label, spec, n_learn) for label, spec in ours.items()],
+        n_warm, repeats, batches=True).items()}
+    out = [row(f"`partial_fit` mini-batches of {BATCH}, {label}", "letter", best[label],
+               best["river"], TARGETS["batch"]) for label in ours]
     note = (f"letter (training set, min-max scaled, file order): {n_warm} warm-up rows, "
             f"then {n_learn} rows in mini-batches of {BATCH} (river: `learn_one` over "
             f"the first {n_river} of them).")
@@ -322,8 +345,6 @@ def regression_rows(X_all, args):
     n_river = min(n_learn, args.river_rows)
     river = RiverStyle("river", lambda: forest.AMFRegressor(n_estimators=N_TREES, seed=seed),
                        as_dicts(X), y.tolist())
-    progress(f"Elec2 regression: river AMFRegressor ({n_river} rows)")
-    river_learn, _ = learn_rate(river, n_warm, n_river, repeats)
     models = [("AMFRegressor", lambda: AMFRegressor(N_TREES, random_state=seed, n_jobs=1),
                TARGETS["regression"]),
               ("MondrianForestRegressor", lambda: MondrianForestRegressor(
@@ -331,16 +352,17 @@ def regression_rows(X_all, args):
     if hasattr(MondrianKernelRegressor, "partial_fit"):
         models.append(("MondrianKernelRegressor (n_trees=10)", lambda: MondrianKernelRegressor(
             N_TREES, random_state=seed, n_jobs=1), None))
-    out = []
-    for label, make, target in models:
-        spec = Ours(label, make, X, y)
-        model = spec.warm(50)
-        spec.learn(model, 50, 55)
-        progress(f"Elec2 regression: {label}")
-        rate, _ = learn_rate(spec, n_warm, n_learn, repeats)
-        prefix = "" if target else "(info) "
-        out.append(row(f"{prefix}`partial_fit` 1 row, {label}", "Elec2 (nswprice)", rate,
-                       river_learn, target))
+    specs = {label: Ours(label, make, X, y) for label, make, _ in models}
+    for spec in specs.values():
+        compile_kernels(spec, n_warm)
+    progress(f"Elec2 regression: river AMFRegressor ({n_river} rows) and "
+             f"{len(models)} models, {repeats} interleaved round(s)")
+    learned = learn_rates([("river", river, n_river)]
+                          + [(label, spec, n_learn) for label, spec in specs.items()],
+                          n_warm, repeats)
+    out = [row(f"{'' if target else '(info) '}`partial_fit` 1 row, {label}",
+               "Elec2 (nswprice)", learned[label][0], learned["river"][0], target)
+           for label, _, target in models]
     note = (f"Elec2 (nswprice): regression on the Elec2 stream, target column 3 "
             f"(nswprice), features the 7 other columns; {n_warm} warm-up rows, {n_learn} "
             f"rows learned one per call (river: the first {n_river} of them, "
@@ -387,7 +409,7 @@ def main():
     parser.add_argument("--warm-rows", type=int, default=300,
                         help="rows learned untimed before timing (default 300)")
     parser.add_argument("--repeats", type=int, default=None,
-                        help="runs per rate, the best is kept (default 3, --quick 1)")
+                        help="runs per rate, the best is kept (default 5, --quick 1)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-save", action="store_true",
                         help="do not write benchmarks/results/bench_per_row.md")
@@ -397,7 +419,7 @@ def main():
     if args.river_rows is None:
         args.river_rows = args.rows
     if args.repeats is None:
-        args.repeats = 1 if args.quick else 3
+        args.repeats = 1 if args.quick else 5
 
     report = Report("bench_per_row", "Per-row cost against river", args)
     report.text(commit_line())
@@ -420,7 +442,8 @@ def main():
     table = markdown_table(["measure", "dataset", "ours (rows/s)", "river AMF (rows/s)",
                             "ratio", "target", "met"], table_rows)
     note = (f"10 trees, one thread, seed {args.seed}; river {river.__version__}. Rows per "
-            f"CPU second, best of {args.repeats} run(s); ratio = ours / river AMF "
+            f"CPU second, best of {args.repeats} run(s), the runs of all models on a stream "
+            f"interleaved; ratio = ours / river AMF "
             f"(`forest.AMFClassifier`, or `forest.AMFRegressor` for the regressors) in "
             f"this run, on the same rows. One row per call: `partial_fit(X[i:i+1], "
             f"y[i:i+1])` and `predict_proba(X[i:i+1])` for ours, `learn_one` and "
