@@ -295,7 +295,7 @@ class ForestClassifierMixin(ClassifierMixin):
 
         for tree in self.trees_:
             tree.node_stats[self._class_counts] = remap(tree.node_stats[self._class_counts])
-            label = tree.arrays.label
+            label = tree.arrays.label[: tree.n_nodes]  # spare rows hold no node
             known = label >= 0
             label[known] = old_to_new[label[known]]
         store = self._store
