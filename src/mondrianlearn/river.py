@@ -610,7 +610,9 @@ class AMFClassifier(_BackedClassifier):
         containing the row.
     split_pure : bool, default=False
         Whether a leaf whose points all carry the label of a new point may be split by
-        it.
+        it. The default measured better on shuffled data, but a stream that starts
+        with a run of one label can leave most of the space in a leaf that is never
+        split again (see the estimator): set it to true for such streams.
     temporary_extension : bool, default=False
         Whether a point outside the training boxes is predicted by extending the tree
         with it, as in the AMF paper (see the estimator), rather than by the leaf cell
