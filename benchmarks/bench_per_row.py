@@ -254,7 +254,7 @@ def classification_rows(name, X, y, args):
         compile_kernels(spec, n_warm)
 
     progress(f"{name}: learning, {repeats} interleaved round(s) of "
-             f"{2 + len(ours) + len(adapted) + len(info)} models")
+             f"{1 + len(ours) + len(adapted) + len(info)} models")
     runs = [("river", river, n_river)] + [
         (label, spec, n_learn) for label, spec in {**ours, **adapted, **info}.items()]
     learned = learn_rates(runs, n_warm, repeats)

