@@ -145,10 +145,10 @@ def learn_rates(runs, n_warm, repeats, batches=False):
     ``batches``, the library's models learn them in mini-batches of ``BATCH``.
 
     The runs are interleaved: each round times every model once, in turn. The
-    shared machine has slow spells lasting seconds (the same pure-Python loop runs
-    1.7x slower in them); timing one model's repeats back to back can put all of
-    them in a spell and its competitor's outside it, so that the ratio measures the
-    machine. Interleaved, every model gets its chance at the fast state.
+    shared machine has slow spells lasting seconds, in which the same pure-Python
+    loop runs markedly slower; timing one model's repeats back to back can put all
+    of them in a spell and its competitor's outside it, so that the ratio measures
+    the machine. Interleaved, every model gets its chance at the fast state.
     """
     best = {}
     for _ in range(max(1, repeats)):
