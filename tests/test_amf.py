@@ -451,11 +451,115 @@ def test_split_pure_learns_a_stream_that_starts_with_one_label():
     assert AMFClassifier(split_pure=True, random_state=0).fit(X, y).score(X_test, y_test) > 0.95
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known failure of split_pure=False (the default): a pure leaf absorbs the first "
-    "rows of one label, its box covers the square, and AMF keeps no points to split it "
-    "when the other label arrives inside it (see the split_pure docstring)"))
 def test_a_stream_that_starts_with_one_label_is_still_learned():
+    # The first rows, all of one label, make one leaf whose box covers the square;
+    # the rows of the other label then fall inside it. Before the cut inside a pure
+    # leaf the default stayed one leaf for good: 0.60.
     X, y, X_test, y_test = _xor_that_starts_with_one_label()
-    # The same rows shuffled, or split_pure=True, reach about 0.97-0.99.
-    assert AMFClassifier(random_state=0).fit(X, y).score(X_test, y_test) > 0.9
+    assert AMFClassifier(random_state=0).fit(X, y).score(X_test, y_test) > 0.95
+
+
+def _cut_inside_a_pure_leaf(seed):
+    """One tree with ``split_pure=False``: ten rows of label 0 spread over the square,
+    then rows of label 1 inside their box, one at a time. Returns the classifier and
+    the state of its tree before the first row of label 1."""
+    rng = np.random.RandomState(seed)
+    X0 = np.vstack([[[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]],
+                    rng.uniform(size=(6, 2))])
+    clf = AMFClassifier(n_estimators=1, feature_scale=None, random_state=seed)
+    clf.partial_fit(X0, np.zeros(10, dtype=int), classes=[0, 1])
+    before = copy.deepcopy(clf.trees_[0])
+    for x in rng.uniform(0.1, 0.9, size=(5, 2)):
+        clf.partial_fit(x[None], [1])
+    return clf, before
+
+
+def _float32_above(t):
+    f = np.float32(t)
+    return f if f >= t else np.nextafter(f, np.float32(np.inf))
+
+
+def _float32_below(t):
+    f = np.float32(t)
+    return f if f <= t else np.nextafter(f, np.float32(-np.inf))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_pure_leaf_is_cut_inside_its_box_and_shares_its_statistics(seed):
+    clf, before = _cut_inside_a_pure_leaf(seed)
+    assert before.n_nodes == 1  # the ten rows of one label: one leaf that absorbed them
+    state = clf.trees_[0]
+    tree, n = state.arrays, state.n_nodes
+    # The first row of label 1 is cut off inside the leaf; a later one is too when it
+    # falls in a pure leaf of label 0, else its own label's leaf takes it in.
+    assert n >= 3
+    counts = state.node_stats["counts"][:n]
+    total = state.node_stats["total"][:n]
+    root = tree.meta[1]
+    np.testing.assert_allclose(counts[root], [10, 5])
+    for v in range(n):
+        assert tree.n_points[v] >= 1
+        if tree.left[v] < 0:
+            continue
+        children = [tree.left[v], tree.right[v]]
+        # The statistics of a cut leaf are shared between its two parts, not copied.
+        np.testing.assert_allclose(counts[children].sum(axis=0), counts[v], atol=1e-9)
+        np.testing.assert_allclose(total[children].sum(), total[v], atol=1e-9)
+        for c in children:  # boxes nest, and lie on their side of the cut
+            assert np.all(tree.lower[c] >= tree.lower[v])
+            assert np.all(tree.upper[c] <= tree.upper[v])
+        d, t = tree.feature[v], tree.threshold[v]
+        assert tree.upper[tree.left[v], d] <= _float32_above(t)
+        assert tree.lower[tree.right[v], d] >= _float32_below(t)
+    # The leaf of each row of label 1 counts that row, and its share of label 0.
+    leaves = [v for v in range(n) if tree.left[v] < 0]
+    assert sum(counts[leaves, 1]) == 5
+    assert np.isclose(sum(counts[leaves, 0]), 10)
+
+
+def test_a_regressor_cuts_a_leaf_of_one_target_inside_its_box():
+    # split_pure=False (not the regressor's default): a leaf whose targets are all
+    # equal absorbs rows of that target; another target inside its box cuts it.
+    rng = np.random.RandomState(0)
+    X = np.vstack([[[0.0, 0.0], [1.0, 1.0]], rng.uniform(size=(8, 2)),
+                   rng.uniform(0.2, 0.8, size=(5, 2))])
+    y = np.r_[np.full(10, 3.0), np.arange(5.0)]
+    reg = AMFRegressor(n_estimators=1, split_pure=False, feature_scale=None,
+                       random_state=0).partial_fit(X[:10], y[:10])
+    assert reg.n_nodes_[0] == 1
+    reg.partial_fit(X[10:], y[10:])
+    state = reg.trees_[0]
+    tree, n = state.arrays, state.n_nodes
+    assert n >= 3
+    total, mean = state.node_stats["total"][:n], state.node_stats["mean"][:n]
+    assert total[tree.meta[1]] == 15
+    for v in range(n):
+        if tree.left[v] >= 0:
+            children = [tree.left[v], tree.right[v]]
+            np.testing.assert_allclose(total[children].sum(), total[v], atol=1e-9)
+            # the parts' weighted means add up to the parent's
+            np.testing.assert_allclose(np.dot(total[children], mean[children]),
+                                       total[v] * mean[v], atol=1e-9)
+
+
+@pytest.mark.parametrize("extend", [False, True])
+def test_a_cut_inside_a_pure_leaf_keeps_the_aggregation_exact(extend):
+    # The node statistics after such cuts are not those of replaying the rows down
+    # the final tree (AMF kept no rows to tell which side of the cut they lay on), but
+    # the prediction is still the exact average over all prunings given them.
+    from test_amf_exactness import _brute_force_prediction, _Tree
+
+    for seed in range(3):
+        clf, _ = _cut_inside_a_pure_leaf(seed)
+        clf.set_params(temporary_extension=extend)
+        state = clf.trees_[0]
+        tree = _Tree(state.arrays)
+        assert tree.n_nodes >= 3
+        stats = state.node_stats
+        step, alpha = clf.step, clf._dirichlet()
+        losses = (-stats["log_weight"][:tree.n_nodes] / step).tolist()
+        preds = [(c + alpha) / (c.sum() + 2 * alpha) for c in stats["counts"][:tree.n_nodes]]
+        T = np.random.RandomState(seed).uniform(-0.5, 1.5, size=(6, 2))
+        expected = [_brute_force_prediction(tree, x, losses, preds, np.full(2, 0.5), step,
+                                            extend) for x in T.tolist()]
+        np.testing.assert_allclose(clf.predict_proba(T), expected, rtol=0, atol=1e-10)

@@ -376,9 +376,11 @@ def test_merged_amf_classifier_predicts_and_learns_like_its_parts(classification
     _stream(merged, X[700:], y[700:], batch=50)
     for part in parts:
         _stream(part, X[700:], y[700:], batch=50)
+    # Learning reads the boxes (a cut inside a pure leaf shares its statistics by the
+    # box's side of the cut), which the merge re-rounded in the first part's origin.
     assert_allclose(merged.predict_proba(X_test),
                     _weighted(parts, [p.predict_proba(X_test) for p in parts]),
-                    rtol=0, atol=1e-12)
+                    rtol=0, atol=MERGE_TOL)
 
 
 def test_merged_amf_classifier_takes_the_union_of_classes(classification):

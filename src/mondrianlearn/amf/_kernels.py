@@ -65,13 +65,14 @@ def _extend(tree, X, keys, i, split_pure, rng, excess, path, max_nodes, no_sampl
     ``fresh`` when ``leaf`` is a new node whose statistics must start empty.
     """
     if tree.meta[META_N_NODES] == 0:
-        return plant_root(tree, X[i], keys[i], np.inf, False, -1, no_samples), -1, -1, True
+        root = plant_root(tree, X[i], keys[i], np.inf, False, -1, no_samples)
+        return root, -1, -1, True, 0.0
     if tree.meta[META_N_NODES] + 2 > max_nodes:
-        return absorb_to_leaf(tree, X[i], keys[i], path), -1, -1, False
-    leaf, new_parent, sibling = extend_to_leaf(
+        return absorb_to_leaf(tree, X[i], keys[i], path), -1, -1, False, 0.0
+    leaf, new_parent, sibling, share = extend_to_leaf(
         tree, X[i], keys[i], -1, no_samples, np.inf, False,
         split_pure, rng, excess, path)
-    return leaf, new_parent, sibling, new_parent >= 0
+    return leaf, new_parent, sibling, new_parent >= 0 and share == 0.0, share
 
 
 @inline_kernel
@@ -142,8 +143,8 @@ def _learn_classifier_rows(tree, X, keys, weights, start, counts, total, log_wei
         w = _row_weight(weights, i, bootstrap, rng)
         if w < 0.0:
             continue  # this tree does not see the row (online bagging drew 0)
-        leaf, new_parent, sibling, fresh = _extend(tree, X, keys, i, split_pure, rng,
-                                                   excess, path, max_nodes, no_samples)
+        leaf, new_parent, sibling, fresh, share = _extend(
+            tree, X, keys, i, split_pure, rng, excess, path, max_nodes, no_samples)
         if new_parent >= 0:
             # Scalar loops: a row copy compiles numba's shape-mismatch error (seconds).
             for k in range(counts.shape[1]):
@@ -151,6 +152,16 @@ def _learn_classifier_rows(tree, X, keys, weights, start, counts, total, log_wei
             total[new_parent] = total[sibling]
             log_weight[new_parent] = log_weight[sibling]
             log_weight_tree[new_parent] = log_weight_tree[sibling]
+        if share > 0.0:
+            for k in range(counts.shape[1]):
+                counts[leaf, k] = share * counts[sibling, k]
+                counts[sibling, k] -= counts[leaf, k]
+            total[leaf] = share * total[sibling]
+            total[sibling] -= total[leaf]
+            log_weight[leaf] = share * log_weight[sibling]
+            log_weight[sibling] -= log_weight[leaf]
+            log_weight_tree[leaf] = log_weight[leaf]
+            log_weight_tree[sibling] = log_weight[sibling]
         if fresh:
             for k in range(counts.shape[1]):
                 counts[leaf, k] = 0.0
@@ -228,14 +239,24 @@ def _learn_regressor_rows(tree, X, keys, y, weights, prior, spread, start, total
         w = _row_weight(weights, i, bootstrap, rng)
         if w < 0.0:
             continue  # this tree does not see the row (online bagging drew 0)
-        leaf, new_parent, sibling, fresh = _extend(tree, X, keys, i, split_pure, rng,
-                                                   excess, path, max_nodes, no_samples)
+        leaf, new_parent, sibling, fresh, share = _extend(
+            tree, X, keys, i, split_pure, rng, excess, path, max_nodes, no_samples)
         if new_parent >= 0:
             total[new_parent] = total[sibling]
             mean[new_parent] = mean[sibling]
             sq_dev[new_parent] = sq_dev[sibling]
             log_weight[new_parent] = log_weight[sibling]
             log_weight_tree[new_parent] = log_weight_tree[sibling]
+        if share > 0.0:
+            total[leaf] = share * total[sibling]
+            total[sibling] -= total[leaf]
+            mean[leaf] = mean[sibling]
+            sq_dev[leaf] = share * sq_dev[sibling]
+            sq_dev[sibling] -= sq_dev[leaf]
+            log_weight[leaf] = share * log_weight[sibling]
+            log_weight[sibling] -= log_weight[leaf]
+            log_weight_tree[leaf] = log_weight[leaf]
+            log_weight_tree[sibling] = log_weight[sibling]
         if fresh:
             total[leaf] = 0.0
             mean[leaf] = prior[i]

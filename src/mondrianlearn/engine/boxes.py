@@ -85,6 +85,16 @@ def find_leaf(tree, x):
 
 
 @kernel
+def box_extent(lower, upper, node):
+    """Sum of the sides of the box of ``node`` (its linear dimension, the rate at
+    which the Mondrian process cuts it)."""
+    extent = 0.0
+    for d in range(lower.shape[1]):
+        extent += upper[node, d] - lower[node, d]
+    return extent
+
+
+@kernel
 def box_excess(lower, upper, node, x, out):
     """Per-feature distance of ``x`` outside the box of ``node``; returns the sum.
 

@@ -6,6 +6,13 @@ own split time); otherwise the node's box is widened and the point goes on to th
 child on its side. At a leaf it is absorbed; a paused leaf that can no longer stay
 paused is re-sampled from its points (``regrow_leaf``). The result has the same
 distribution as a tree sampled in batch on all the points (projectivity).
+
+AMF's ``split_pure=False`` departs from that law: a leaf whose points share the new
+point's label absorbs it, and its box grows without a cut. Such a leaf keeps no
+points, so when a point of another label later falls inside its box, no extension
+can separate them; the leaf is then cut inside its box by a Mondrian cut of that
+box (``_cut_inside_pure_leaf``), else a stream that starts with a run of one label
+would leave the tree one leaf for good.
 """
 
 import numpy as np
@@ -13,6 +20,7 @@ import numpy as np
 from ._jit import inline_kernel, kernel
 from .boxes import (
     box_excess,
+    box_extent,
     deepest_holding,
     record_path,
     round_down,
@@ -28,7 +36,7 @@ from .growth import (
     sample_blocks,
     should_pause,
 )
-from .random import choose_proportional, exponential, uniform
+from .random import choose_proportional, exponential, uniform_between
 from .tree import LEAF, META_MAX_LEAF_POINTS, META_ROOT, MIXED
 
 
@@ -42,14 +50,50 @@ def _insert_split_above(tree, node, x, key, sample, sample_next, split_time, exc
     """
     d = choose_proportional(rng, excess, eta)
     if x[d] > tree.upper[node, d]:
-        lo = tree.upper[node, d]
-        hi = x[d]
+        threshold = uniform_between(rng, float(tree.upper[node, d]), x[d])
     else:
-        lo = x[d]
-        hi = tree.lower[node, d]
-    threshold = lo + uniform(rng) * (hi - lo)
-    if not threshold < hi:
-        threshold = lo
+        threshold = uniform_between(rng, x[d], float(tree.lower[node, d]))
+    return _link_cut(tree, node, x, key, sample, sample_next, split_time, d, threshold,
+                     lifetime, use_pausing)
+
+
+@kernel
+def _cut_inside_pure_leaf(tree, leaf, x, key, sample, sample_next, split_time, sides,
+                          extent, lifetime, rng):
+    """Cut the pure ``leaf`` inside its box, which holds ``x`` of another label; return
+    the new leaf of ``x``.
+
+    The cut is a Mondrian cut of the leaf's box (a dimension with probability
+    proportional to its side, a uniform location). It is inserted above ``leaf`` as
+    an extension's cut is: the new parent takes the leaf's box and, in the caller,
+    its statistics; ``x`` gets a new leaf on its side, ``leaf`` the part of its box on
+    the other side. The leaf kept no points, so which of them lay on ``x``'s side is
+    unknown: also returns ``share``, the part of the box's side along the cut's
+    dimension that lies on ``x``'s side, by which the caller shares the leaf's
+    statistics between the two parts (as if its points were spread evenly along it).
+    """
+    for k in range(x.shape[0]):
+        sides[k] = tree.upper[leaf, k] - tree.lower[leaf, k]
+    d = choose_proportional(rng, sides, extent)
+    lo = float(tree.lower[leaf, d])
+    hi = float(tree.upper[leaf, d])
+    threshold = uniform_between(rng, lo, hi)
+    new_leaf = _link_cut(tree, leaf, x, key, sample, sample_next, split_time, d, threshold,
+                         lifetime, False)
+    if x[d] <= threshold:
+        tree.lower[leaf, d] = max(lo, round_down(threshold))
+        share = (threshold - lo) / (hi - lo)
+    else:
+        tree.upper[leaf, d] = min(hi, round_up(threshold))
+        share = (hi - threshold) / (hi - lo)
+    return new_leaf, min(max(share, 0.0), 1.0)
+
+
+@kernel
+def _link_cut(tree, node, x, key, sample, sample_next, split_time, d, threshold,
+              lifetime, use_pausing):
+    """Insert above ``node`` a new parent cut at ``threshold`` along ``d`` at
+    ``split_time``, with a new leaf for ``x`` on its side; return that leaf."""
     old_parent = tree.parent[node]
     split = new_node(tree, old_parent)
     leaf = new_node(tree, split)
@@ -106,7 +150,8 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
         are paused.
     split_pure : bool
         When false, a leaf whose points all have the point's label absorbs it
-        instead of being cut (AMF's option).
+        instead of being cut (AMF's option), and such a leaf that the point of
+        another label falls inside is cut inside its box (see ``share``).
     rng : uint64 array (4,)
     excess : float64 array (n_features,)
         Work space.
@@ -122,6 +167,11 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
         The node inserted above ``sibling`` by a new split, or -1.
     sibling : int
         The node that was cut off from the point (-1 when no split was inserted).
+    share : float
+        0, unless the split cut a leaf inside its box (``split_pure=False``): the
+        leaf kept no points, so the caller gives the new leaf this share of its
+        statistics, the share of the leaf's box on the point's side of the cut
+        (its points taken as spread evenly along the cut's dimension).
     """
     m = record_path(tree.left, tree.right, tree.feature, tree.threshold,
                     tree.meta[META_ROOT], x, path, path.shape[0])
@@ -146,7 +196,19 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
                 leaf = _insert_split_above(tree, node, x, key, sample, sample_next,
                                            split_time, excess, eta, lifetime,
                                            use_pausing, rng)
-                return leaf, tree.parent[node], node
+                return leaf, tree.parent[node], node, 0.0
+        elif is_leaf and eta == 0.0 and not (split_pure or use_pausing) \
+                and tree.label[node] != key and tree.label[node] != MIXED:
+            # A leaf that absorbed points of one label (split_pure=False) and now
+            # holds x of another inside its box: no extension can separate them, so
+            # it is cut inside its box (else it would stay one leaf for good).
+            extent = box_extent(tree.lower, tree.upper, node)
+            split_time = parent_time(tree, node) + exponential(rng, extent)
+            if split_time < tree.time[node]:
+                leaf, share = _cut_inside_pure_leaf(tree, node, x, key, sample,
+                                                    sample_next, split_time, excess,
+                                                    extent, lifetime, rng)
+                return leaf, tree.parent[node], node, share
         # Count x in node, widening the box if x lies outside.
         if eta > 0.0:
             widen_box(tree.lower, tree.upper, node, x)
@@ -158,7 +220,7 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
             link_sample(tree, sample_next, node, sample)
             if tree.paused[node] and tree.n_points[node] > tree.meta[META_MAX_LEAF_POINTS]:
                 tree.meta[META_MAX_LEAF_POINTS] = tree.n_points[node]
-            return node, -1, -1
+            return node, -1, -1, 0.0
     raise ValueError("extend_to_leaf: the path work space is shorter than the tree")
 
 
@@ -167,9 +229,7 @@ def leaf_must_unpause(tree, leaf, pause_pure, min_samples_split):
     """True when a paused leaf no longer satisfies the pausing rule."""
     if not tree.paused[leaf]:
         return False
-    extent = 0.0
-    for d in range(tree.lower.shape[1]):
-        extent += tree.upper[leaf, d] - tree.lower[leaf, d]
+    extent = box_extent(tree.lower, tree.upper, leaf)
     return not should_pause(tree, leaf, extent, pause_pure, min_samples_split)
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ._jit import inline_kernel, kernel
 from .boxes import round_down, round_up, set_point_box
-from .random import choose_proportional, exponential, uniform
+from .random import choose_proportional, exponential, uniform_between
 from .tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, MIXED
 
 
@@ -205,11 +205,7 @@ def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, lifeti
         for d in range(n_features):
             ranges[d] = upper[d] - lower[d]
         d = choose_proportional(rng, ranges, extent)
-        lo = lower[d]
-        hi = upper[d]
-        threshold = lo + uniform(rng) * (hi - lo)
-        if not threshold < hi:  # rounding; keep both sides non-empty
-            threshold = lo
+        threshold = uniform_between(rng, lower[d], upper[d])  # both sides non-empty
         # Partition indices[start:end]: x_d <= threshold first.
         i = start
         j = end - 1

@@ -70,6 +70,14 @@ def uniform(state):
 
 
 @kernel
+def uniform_between(state, lo, hi):
+    """A float uniform on ``[lo, hi)``; ``lo`` when rounding would give ``hi`` (so
+    that a cut at the result leaves a point at ``hi`` on its right)."""
+    value = lo + uniform(state) * (hi - lo)
+    return value if value < hi else lo
+
+
+@kernel
 def exponential(state, rate):
     """A draw from Exponential(rate); ``inf`` when ``rate`` is zero."""
     if rate <= 0.0:

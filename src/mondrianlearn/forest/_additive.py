@@ -148,7 +148,7 @@ def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
     leaf, paused, must now be re-sampled (``regrow_and_count``, left to the caller
     so that it can first make room).
     """
-    leaf, new_parent, sibling = extend_to_leaf(
+    leaf, new_parent, sibling, _ = extend_to_leaf(
         tree, X[s], keys[s], s, sample_next, lifetime, use_pausing, True, rng, excess,
         path)
     if new_parent >= 0:

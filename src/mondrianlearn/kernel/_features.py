@@ -46,8 +46,8 @@ def extend_rows(tree, X, start, lifetime, rng, leaves, excess, path, no_samples)
     for i in range(start, X.shape[0]):
         if tree.meta[META_N_NODES] + 2 > capacity:
             return i
-        leaf, new_parent, sibling = extend_to_leaf(
-            tree, X[i], 0, -1, no_samples, lifetime, False, True, rng, excess, path)
+        leaf = extend_to_leaf(
+            tree, X[i], 0, -1, no_samples, lifetime, False, True, rng, excess, path)[0]
         leaves[i] = leaf
     return X.shape[0]
 
