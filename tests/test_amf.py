@@ -511,8 +511,10 @@ def test_a_pure_leaf_is_cut_inside_its_box_and_shares_its_statistics(seed):
         d, t = tree.feature[v], tree.threshold[v]
         assert tree.upper[tree.left[v], d] <= _float32_above(t)
         assert tree.lower[tree.right[v], d] >= _float32_below(t)
-    # The leaf of each row of label 1 counts that row, and its share of label 0.
+    # The new leaf of a cut counts its row and a share of the rows of label 0 that the
+    # cut leaf had absorbed (a fresh leaf would count its row alone).
     leaves = [v for v in range(n) if tree.left[v] < 0]
+    assert any(counts[v, 1] > 0 and 0 < counts[v, 0] < 10 for v in leaves)
     assert sum(counts[leaves, 1]) == 5
     assert np.isclose(sum(counts[leaves, 0]), 10)
 
