@@ -102,13 +102,28 @@ def _update_tree_weight(left, right, log_weight, log_weight_tree, node):
 
 
 @kernel
+def _share_cut_leaf(total, log_weight, log_weight_tree, leaf, sibling, share):
+    """Give the new ``leaf`` of a cut inside the leaf ``sibling`` (``share > 0``, see
+    ``engine.extension.extend_to_leaf``) that share of its weight and aggregation
+    weight, which ``sibling`` keeps the rest of; the models share their other
+    statistics alike. Both are leaves: their tree weight is their own."""
+    total[leaf] = share * total[sibling]
+    total[sibling] -= total[leaf]
+    log_weight[leaf] = share * log_weight[sibling]
+    log_weight[sibling] -= log_weight[leaf]
+    log_weight_tree[leaf] = log_weight[leaf]
+    log_weight_tree[sibling] = log_weight[sibling]
+
+
+@kernel
 def _learn_classifier_rows(tree, X, keys, weights, start, counts, total, log_weight,
                            log_weight_tree, step, dirichlet, split_pure, rng, bootstrap,
                            max_nodes, count_first, excess, path, no_samples):
     """Learn the rows ``start:`` of a batch, in order, in one tree (classification).
 
     For each row: extend the partition (a node inserted above ``sibling`` copies its
-    statistics, the new leaf starts empty), then walk from the leaf to the root:
+    statistics, the new leaf starts empty, or, after a cut inside the leaf
+    ``sibling``, takes its ``share`` of its statistics), then walk from the leaf to the root:
     charge each node the weighted log loss of its forecaster *before* it sees the
     label, update its counts, recompute its CTW weight.
 
@@ -156,12 +171,7 @@ def _learn_classifier_rows(tree, X, keys, weights, start, counts, total, log_wei
             for k in range(counts.shape[1]):
                 counts[leaf, k] = share * counts[sibling, k]
                 counts[sibling, k] -= counts[leaf, k]
-            total[leaf] = share * total[sibling]
-            total[sibling] -= total[leaf]
-            log_weight[leaf] = share * log_weight[sibling]
-            log_weight[sibling] -= log_weight[leaf]
-            log_weight_tree[leaf] = log_weight[leaf]
-            log_weight_tree[sibling] = log_weight[sibling]
+            _share_cut_leaf(total, log_weight, log_weight_tree, leaf, sibling, share)
         if fresh:
             for k in range(counts.shape[1]):
                 counts[leaf, k] = 0.0
@@ -248,15 +258,10 @@ def _learn_regressor_rows(tree, X, keys, y, weights, prior, spread, start, total
             log_weight[new_parent] = log_weight[sibling]
             log_weight_tree[new_parent] = log_weight_tree[sibling]
         if share > 0.0:
-            total[leaf] = share * total[sibling]
-            total[sibling] -= total[leaf]
             mean[leaf] = mean[sibling]
             sq_dev[leaf] = share * sq_dev[sibling]
             sq_dev[sibling] -= sq_dev[leaf]
-            log_weight[leaf] = share * log_weight[sibling]
-            log_weight[sibling] -= log_weight[leaf]
-            log_weight_tree[leaf] = log_weight[leaf]
-            log_weight_tree[sibling] = log_weight[sibling]
+            _share_cut_leaf(total, log_weight, log_weight_tree, leaf, sibling, share)
         if fresh:
             total[leaf] = 0.0
             mean[leaf] = prior[i]

@@ -50,9 +50,8 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         leaves are). True, as river's AMFRegressor: equal targets in real data mostly
         come from rounding, and merging such points widens a leaf over points of
         other targets (concrete, 10 splits x 3 forests: test MSE 1.03x river's with
-        False, 0.995x with True; measured again with the cut inside pure leaves,
-        False gives 1.05x the MSE of True). False keeps trees small on targets with
-        few distinct values.
+        False, 0.995x with True, measured before the cut inside pure leaves). False
+        keeps trees small on targets with few distinct values.
     temporary_extension : bool, default=False
         How a point outside the training boxes is predicted. False (the default): by
         the leaf cell that contains it, as the reference implementations (onelearn,
