@@ -168,11 +168,13 @@ def learn_regressor_forest(addresses, sizes, X, units, follow, scaled, keys, y, 
 
 
 # ----------------------------------------------------------------- prediction
-@kernel(allocates=True)
 def prediction_work(n_nodes, n_features, n_classes):
     """Work arrays of the prediction kernels for trees of up to ``n_nodes`` nodes:
     ``(floats, ints, done, excess, weights, prefix, row, prefix_1d)``, the arrays
-    of ``_path_sums._work_space`` packed into few arguments (see ``_work``)."""
+    of ``_path_sums._work_space`` packed into few arguments (see ``_work``).
+
+    Plain NumPy: made once per growth of the trees, it would not repay compiling.
+    """
     return (np.empty((5, n_nodes)), np.empty((2, n_nodes), dtype=np.int64),
             np.zeros(n_nodes, dtype=np.bool_), np.empty(n_features),
             np.empty((n_nodes, 3)), np.empty((n_nodes, max(n_classes, 1))),
@@ -263,7 +265,9 @@ def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, dirichle
         capacity = sizes[t, SIZE_NODES]
         n_nodes = tree.meta[META_N_NODES]
         if n_nodes == 0:  # no row seen yet (online bagging): the prior
-            out += scale / n_classes
+            for i in range(out.shape[0]):  # a scalar loop compiles faster
+                for k in range(out.shape[1]):
+                    out[i, k] += scale / n_classes
             continue
         whole = aggregate and _whole_tree(X.shape[0], n_nodes)
         tree_work = _whole_work(tree, n_nodes, floats, ints, done, excess, weights) if whole \
@@ -301,7 +305,8 @@ def predict_value_forest(addresses, sizes, X, units, scaled, moments, aggregate,
         tree = tree_at(addresses, sizes, t, n_features)
         capacity = sizes[t, SIZE_NODES]
         if tree.meta[META_N_NODES] == 0:  # no row seen yet (online bagging): the prior
-            out += scale * prior
+            for i in range(out.shape[0]):  # a scalar loop compiles faster
+                out[i] += scale * prior
             continue
         _value_rows(tree, X, float_vector_at(addresses, t, COLUMN_STATS + 1, capacity),
                     prior, float_vector_at(addresses, t, COLUMN_STATS + 3, capacity),

@@ -223,7 +223,8 @@ def _class_row(path, m, counts, total, dirichlet, prefix, where, weights, count,
     """One tree's aggregated class probabilities for a row (see ``_branch_offs``)."""
     n_classes = counts.shape[1]
     prior_mass = n_classes * dirichlet
-    row[:] = 0.0
+    for k in range(n_classes):  # scalar loops compile faster than slice assignments
+        row[k] = 0.0
     for i in range(count):
         j = where[i]
         node = path[j]
@@ -366,7 +367,8 @@ def predict_value_tree(tree, X, values, prior, log_weight, log_weight_tree,
     n_nodes = tree.meta[META_N_NODES]
     if n_nodes == 0:  # a tree that has seen no row predicts the prior (at depth 0)
         if depths.shape[0] == 0:
-            out += scale * prior
+            for i in range(out.shape[0]):
+                out[i] += scale * prior
         return
     # The loop runs in another kernel, over borrowed views of these arrays.
     _value_rows(tree, X, values, prior, log_weight, log_weight_tree, use_aggregation,

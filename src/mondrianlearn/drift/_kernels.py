@@ -524,7 +524,9 @@ def predict_proba_slots(addresses, sizes, X, n_classes, dirichlet, aggregate, ex
         tree = tree_at(addresses, sizes, t, n_features)
         capacity = sizes[t, SIZE_NODES]
         if tree.meta[META_N_NODES] == 0:
-            out += tree_weights[t] / n_classes
+            for i in range(out.shape[0]):  # scalar loops compile faster
+                for k in range(out.shape[1]):
+                    out[i, k] += tree_weights[t] / n_classes
             continue
         counts = float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_classes)
         total = float_vector_at(addresses, t, COLUMN_STATS + 1, capacity)
@@ -559,7 +561,8 @@ def predict_value_slots(addresses, sizes, X, prior, aggregate, extend, tree_weig
         tree = tree_at(addresses, sizes, t, n_features)
         capacity = sizes[t, SIZE_NODES]
         if tree.meta[META_N_NODES] == 0:
-            out += tree_weights[t] * prior
+            for i in range(out.shape[0]):  # scalar loops compile faster
+                out[i] += tree_weights[t] * prior
             continue
         mean = float_vector_at(addresses, t, COLUMN_STATS + 1, capacity)
         log_weight = float_vector_at(addresses, t, COLUMN_STATS + 3, capacity)

@@ -126,7 +126,9 @@ def vote_forest(addresses, sizes, X, n_classes, gamma, weights, hard, out, part,
         tree = tree_at(addresses, sizes, t, n_features)
         if tree.meta[META_N_NODES] == 0 or w <= 0:
             continue
-        rows[:, :] = 0.0
+        for i in range(n_rows):  # a scalar loop compiles faster
+            for k in range(rows.shape[1]):
+                rows[i, k] = 0.0
         _proba_rows(tree, float_matrix_at(addresses, t, COLUMN_STATS, sizes[t, SIZE_NODES],
                                           n_classes),
                     X, gamma, UNBOUNDED, 1.0, rows, nodes, reals, classes, excess)

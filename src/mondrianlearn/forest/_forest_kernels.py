@@ -206,21 +206,29 @@ def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, gamma, m
     for t in range(addresses.shape[0]):
         if tree_at(addresses, sizes, t, n_features).meta[META_N_NODES] > 0:
             trained += 1
+    # Scalar loops here and below: array expressions compile numba's broadcasting
+    # machinery, a noticeable part of a first prediction's compile time.
     if trained == 0:
-        out[:, :] = 1.0 / n_classes
+        for i in range(out.shape[0]):
+            for k in range(out.shape[1]):
+                out[i, k] = 1.0 / n_classes
         return 1
     if scale == 0.0:
         scale = 1.0 / trained
-    part = np.empty_like(out)
+    part = np.empty(out.shape)
     for t in range(addresses.shape[0]):
         tree = tree_at(addresses, sizes, t, n_features)
         if tree.meta[META_N_NODES] == 0:
             continue
-        part[:, :] = 0.0
+        for i in range(part.shape[0]):
+            for k in range(part.shape[1]):
+                part[i, k] = 0.0
         _proba_rows(tree, float_matrix_at(addresses, t, COLUMN_STATS, sizes[t, SIZE_NODES],
                                           n_classes),
                     X, gamma, max_depth, scale, part, nodes, reals, classes, excess)
-        out += part
+        for i in range(out.shape[0]):
+            for k in range(out.shape[1]):
+                out[i, k] += part[i, k]
     return 1
 
 
@@ -250,5 +258,6 @@ def predict_mean_forest(addresses, sizes, X, units, scaled, max_depth, mean, nod
         _moments_rows(tree, float_matrix_at(addresses, t, COLUMN_STATS, sizes[t, SIZE_NODES], 3),
                       _NO_VARIANCES, X, max_depth, m, m, m,
                       (nodes, reals[0], reals[1], reals[2], excess))
-        mean += m
+        for i in range(mean.shape[0]):
+            mean[i] += m[i]
     return trained
