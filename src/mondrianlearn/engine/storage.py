@@ -55,9 +55,9 @@ this much room, or :data:`SMALL_TREE_FACTOR` times the capacity if that is less
 about 400 bytes per node) grew every 650 nodes, a copy of the whole tree each time.
 Measured with ``benchmarks/bench_per_row.py`` on one machine, the same day: AMF in
 mini-batches of 100 on letter 30.0x-30.8x river's rate with 256 KiB, 41.7x with
-1 MiB (the Mondrian forest 25.6x-28.7x, 34.8x); one row at a time 2-10% faster, never
-slower. Peak memory of 10 and of 100 trees learning 6,000 rows of letter did not
-change measurably; trees past a few MiB are not affected."""
+1 MiB (the Mondrian forest 25.6x-28.7x, 34.8x); one row at a time 2-10% faster on
+Elec2, the same within the noise on Phishing. The cost is the spare room, up to 1 MiB per small tree instead of 256 KiB;
+a tree of more than 2 MiB of node arrays grows by :data:`GROWTH_FACTOR` as before."""
 
 SMALL_TREE_FACTOR = 4
 """Largest growth ratio of a step (a small tree's, see :data:`MIN_GROWTH_BYTES`)."""
