@@ -205,7 +205,10 @@ def _whole_work(tree, n_nodes, floats, ints, done, excess, weights):
 def _reset_done(tree, X, path, done, n_nodes):
     """Clear the marks of ``done`` for the next tree or call: all of them when that
     costs less than walking the rows' paths again (``_clear_done``; a walk reads a
-    scattered node per level, clearing a mark is a byte)."""
+    scattered node per level, clearing a mark is a byte). A single row left none
+    (``_path_sums._descend``)."""
+    if X.shape[0] < 2:
+        return
     if X.shape[0] * 256 >= n_nodes:
         for node in range(n_nodes):
             done[node] = False
@@ -215,7 +218,10 @@ def _reset_done(tree, X, path, done, n_nodes):
 
 @kernel
 def _clear_done(tree, X, path, done):
-    """Reset the marks that the rows' path sums left in ``done`` (it is reused)."""
+    """Reset the marks that the rows' path sums left in ``done`` (it is reused); a
+    single row left none (``_path_sums._descend``)."""
+    if X.shape[0] < 2:
+        return
     root = tree.meta[META_ROOT]
     n_nodes = tree.meta[META_N_NODES]
     for r in range(X.shape[0]):

@@ -81,13 +81,15 @@ def _visit(left, log_weight, log_weight_tree, node, reach, share, split_share,
 
 
 @kernel
-def _descend(left, right, log_weight, log_weight_tree, path, m, done, reach, share,
+def _descend(left, right, log_weight, log_weight_tree, path, m, done, mark, reach, share,
              split_share, share_above):
     """Visit the nodes of ``path[:m]`` not yet ``done``, top-down.
 
     Returns the position of the first one (``m`` if none): the caller fills their
     prefix sums from there. A visited node also sets ``reach`` and ``share_above``
-    of both its children, so any later path can start below it.
+    of both its children, so any later path can start below it. With ``mark``, the
+    visited nodes are marked ``done`` for the next rows of the call; a call of one
+    row marks none (nothing to share, and nothing to clear after it).
     """
     start = 0
     while start < m and done[path[start]]:
@@ -103,7 +105,8 @@ def _descend(left, right, log_weight, log_weight_tree, path, m, done, reach, sha
             for child in (left[node], right[node]):
                 reach[child] = child_reach
                 share_above[child] = child_above
-        done[node] = True
+        if mark:
+            done[node] = True
     return start
 
 
@@ -266,11 +269,12 @@ def _value_row(path, m, values, prior, prior_depth, prefix, where, weights, coun
 
 
 @kernel
-def _walk(tree, table, whole, x, path, log_weight, log_weight_tree, done, reach, share,
-          split_share, share_above):
+def _walk(tree, table, whole, x, path, log_weight, log_weight_tree, done, mark, reach,
+          share, split_share, share_above):
     """Record the path of ``x`` in ``path``; returns its length and the position from
-    which its nodes still need their prefix sums (see ``_descend``). With ``whole``,
-    every node already has its sums and the walk reads the packed ``table``."""
+    which its nodes still need their prefix sums (see ``_descend``; ``mark``: mark
+    them ``done``). With ``whole``, every node already has its sums and the walk
+    reads the packed ``table``."""
     root = tree.meta[META_ROOT]
     n_nodes = tree.meta[META_N_NODES]
     if whole:
@@ -279,7 +283,7 @@ def _walk(tree, table, whole, x, path, log_weight, log_weight_tree, done, reach,
     m = record_path(tree.left, tree.right, tree.feature, tree.threshold, root, x, path,
                     n_nodes)
     return m, _descend(tree.left, tree.right, log_weight, log_weight_tree, path, m, done,
-                       reach, share, split_share, share_above)
+                       mark, reach, share, split_share, share_above)
 
 
 @kernel(allocates=True)
@@ -337,10 +341,11 @@ def _proba_rows(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
                            share_above)
         for node in order:
             class_prefix(counts, total, dirichlet, share, node, tree.parent[node], prefix)
+    mark = X.shape[0] > 1  # one row: no node is reached twice, nothing to clear
     for r in range(X.shape[0]):
         x = X[r]
         m, start = _walk(tree, table, whole, x, path, log_weight, log_weight_tree, done,
-                         reach, share, split_share, share_above)
+                         mark, reach, share, split_share, share_above)
         for j in range(start, m):
             class_prefix(counts, total, dirichlet, share, path[j],
                          path[j - 1] if j > 0 else -1, prefix)
@@ -402,10 +407,11 @@ def _value_rows(tree, X, values, prior, log_weight, log_weight_tree, use_aggrega
                 value_prefix(depths, share, node, parent, prefix)
             else:
                 value_prefix(values, share, node, parent, prefix)
+    mark = X.shape[0] > 1  # one row: no node is reached twice, nothing to clear
     for r in range(X.shape[0]):
         x = X[r]
         m, start = _walk(tree, table, whole, x, path, log_weight, log_weight_tree, done,
-                         reach, share, split_share, share_above)
+                         mark, reach, share, split_share, share_above)
         for j in range(start, m):
             parent = path[j - 1] if j > 0 else -1
             if depth:
