@@ -31,6 +31,9 @@ Compile time (a first run with an empty cache compiles every kernel it reaches):
 - without the reference-counting runtime (``kernel``), the code that updates the
   reference counts of every array a kernel binds (13 for a tree) is not generated.
 - no kernel has the C-callable wrapper of numba's first-class functions.
+- kernels fill, copy and add arrays in scalar loops: an array expression (``out +=
+  part``, ``row[:] = 0.0``) compiles numba's broadcasting code for its types, and a
+  copy between arrays its shape-mismatch error message.
 """
 
 import functools

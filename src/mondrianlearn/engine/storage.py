@@ -56,8 +56,9 @@ about 400 bytes per node) grew every 650 nodes, a copy of the whole tree each ti
 Measured with ``benchmarks/bench_per_row.py`` on one machine, the same day: AMF in
 mini-batches of 100 on letter 30.0x-30.8x river's rate with 256 KiB, 41.7x with
 1 MiB (the Mondrian forest 25.6x-28.7x, 34.8x); one row at a time 2-10% faster on
-Elec2, the same within the noise on Phishing. The cost is the spare room, up to 1 MiB per small tree instead of 256 KiB;
-a tree of more than 2 MiB of node arrays grows by :data:`GROWTH_FACTOR` as before."""
+Elec2, the same within the noise on Phishing. The cost is the spare room, up to 1 MiB
+per small tree instead of 256 KiB; a tree of more than 2 MiB of node arrays grows by
+:data:`GROWTH_FACTOR` as before."""
 
 SMALL_TREE_FACTOR = 4
 """Largest growth ratio of a step (a small tree's, see :data:`MIN_GROWTH_BYTES`)."""
