@@ -250,3 +250,20 @@ def test_threads_predicting_with_one_model_get_the_sequential_answers(cls):
         for _ in range(3):
             got = list(pool.map(lambda row: _predict(model, row), rows))
             assert all(np.array_equal(a, b) for a, b in zip(got, expected))
+
+
+@pytest.mark.parametrize("cls", [AMFClassifier, AMFRegressor])
+def test_one_row_predictions_leave_nothing_for_the_next_call(cls):
+    # AMF memoises the path sums of the nodes that the rows of one call reach, and
+    # clears the marks after the call; a call of one row memoises nothing. Single rows,
+    # then learning, then a small batch must predict as a fresh copy of the model does.
+    X, y = _targets(cls)
+    model = cls(n_estimators=3, random_state=0).partial_fit(X[:250], y[:250])
+    for start in range(250, 300, 10):
+        for i in range(300, 306):
+            _predict(model, X[i:i + 1])
+        model.partial_fit(X[start:start + 10], y[start:start + 10])
+        fresh = pickle.loads(pickle.dumps(model))
+        # three rows reach a few paths of trees of hundreds of nodes: no whole-tree pass
+        assert min(t.n_nodes for t in model.trees_) > 12 * 3
+        assert np.array_equal(_predict(model, X[300:303]), _predict(fresh, X[300:303]))

@@ -173,7 +173,10 @@ def prediction_work(n_nodes, n_features, n_classes):
     ``(floats, ints, done, excess, weights, prefix, row, prefix_1d)``, the arrays
     of ``_path_sums._work_space`` packed into few arguments (see ``_work``).
 
-    Plain NumPy: made once per growth of the trees, it would not repay compiling.
+    Plain NumPy: it only allocates, which compiled code does no faster, and compiling
+    it lengthened a first prediction. The fast path keeps the arrays until the trees
+    outgrow them; the full path makes them per tree and batch of rows, beside work
+    that grows with the batch.
     """
     return (np.empty((5, n_nodes)), np.empty((2, n_nodes), dtype=np.int64),
             np.zeros(n_nodes, dtype=np.bool_), np.empty(n_features),

@@ -79,9 +79,9 @@ rows improved the
 test accuracy or RMSE of Mondrian forests on 13 sets and of AMF on 12, and made it
 worse by more than half a point (or per cent of RMSE) on none (dna: 0.68 to 0.90,
 RandomForest 0.93); the option itself, learning on all training rows, lost 0.6
-points on satimage (Mondrian forests), 0.6 on satimage, 0.5 on Elec2 and 1.5% of
-RMSE on airfoil (AMF). Mutual information instead of importances failed on kin40k (RMSE up by
-half); squared weights were worse on airfoil.
+points on satimage for Mondrian forests, and for AMF 0.6 points on satimage, 0.5 on
+Elec2 and 1.5% of RMSE on airfoil. Mutual information instead of importances failed
+on kin40k (RMSE up by half); squared weights were worse on airfoil.
 """
 
 import math
