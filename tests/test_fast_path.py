@@ -127,6 +127,33 @@ def test_rows_that_change_a_unit_equal_the_validated_path_bit_for_bit(cls):
 
 
 @pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
+def test_a_row_that_rescales_the_trees_in_place_stays_on_the_fast_path(cls, monkeypatch):
+    """A unit change that rescales the trees in place (AMF past its first rows, a
+    Mondrian forest between re-samplings) is made before the compiled call, so the
+    row is learned without the full path's per-tree calls; the model is the one
+    the full path gives (checked bit for bit above)."""
+    X, y = _targets(cls)
+    model = cls(n_estimators=3, random_state=0).partial_fit(X[:300], y[:300])
+    reference = cls(n_estimators=3, random_state=0).partial_fit(X[:300], y[:300])
+    for i in range(300, 330):  # past the re-sampling of the forests' first rows
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+        reference.partial_fit(X[i:i + 1], y[i:i + 1], sample_weight=np.ones(1))
+    row = np.array([[2.5, 0.5, 0.5]])  # feature 0's range doubles, then doubles again
+    units = model.feature_scale_.copy()
+
+    def full_path(*args):
+        raise AssertionError("the row took the full path")
+
+    monkeypatch.setattr(type(model), "_learn_in_units", full_path)
+    model.partial_fit(row, y[330:331])
+    monkeypatch.undo()
+    reference.partial_fit(row, y[330:331], sample_weight=np.ones(1))
+    assert model.feature_scale_[0] == 4 * units[0]
+    assert np.array_equal(model.feature_scale_, reference.feature_scale_)
+    assert _same(_state(model), _state(reference))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
 @pytest.mark.parametrize("bad", ["nan", "overflow", "target"])
 def test_bad_rows_that_change_a_unit_are_refused(cls, bad):
     X, y = _targets(cls)

@@ -266,6 +266,9 @@ class AMFClassifier(ForestClassifierMixin, BaseAMF):
             return False
         weights = ONE if n_rows == 1 else ONES[:n_rows]
         done = self._learn_fast(learn_classifier_forest, rows, (keys, weights))
+        if done is NEW_UNITS and self._move_units_for_row(rows[0]):
+            done = self._learn_fast(learn_classifier_forest, (rows[0], self._units, True),
+                                    (keys, weights))
         if done is NEW_UNITS:
             return self._learn_new_units(rows[0], self.classes_[keys])
         if not done:

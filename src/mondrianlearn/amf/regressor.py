@@ -254,8 +254,11 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         if targets is None:
             return False
         keys, z = self._target_keys(targets)
-        done = self._learn_fast(learn_regressor_forest, rows,
-                                (keys, z, ONES[:n_rows], np.empty(n_rows), np.empty(n_rows)))
+        data = (keys, z, ONES[:n_rows], np.empty(n_rows), np.empty(n_rows))
+        done = self._learn_fast(learn_regressor_forest, rows, data)
+        if (done is NEW_UNITS and np.isfinite(targets).all()  # (targets not yet checked)
+                and self._move_units_for_row(rows[0])):
+            done = self._learn_fast(learn_regressor_forest, (rows[0], self._units, True), data)
         if done is NEW_UNITS:  # (targets not yet checked when a unit changes)
             return bool(np.isfinite(targets).all()) and self._learn_new_units(rows[0], targets)
         if not done:

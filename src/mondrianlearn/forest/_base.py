@@ -398,6 +398,8 @@ class BaseMondrianForestClassifier(ForestClassifierMixin, BaseMondrianForest):
         if keys is None:
             return False
         done = self._learn_fast(rows, keys, _NO_TARGETS)
+        if done is NEW_UNITS and self._move_units_for_row(rows[0]):
+            done = self._learn_fast((rows[0], self._units, True), keys, _NO_TARGETS)
         if done is NEW_UNITS:
             return self._learn_new_units(rows[0], self.classes_[keys])
         return bool(done)

@@ -11,9 +11,11 @@ attribute reads decide:
   with at most ``FAST_MAX_ROWS`` rows, and the model was not fitted on named
   columns (pandas input goes through full validation, which checks the names);
 - labels are ones the model knows (classifiers), given as a NumPy array or a list;
-- rows to learn change no feature unit and reach nothing pending in the units
-  (``utils.feature_scale``: a re-sampling, the first rows kept; the rows are
-  divided by the units in the same compiled call that checks them).
+- rows to learn reach nothing pending in the units (``utils.feature_scale``: a
+  re-sampling, the first rows kept), and change no feature unit, or (one row)
+  change one by a rescaling of the trees in place, which the fast path makes
+  before the compiled call (``_move_units_for_row``); the rows are divided by the
+  units in the same compiled call that checks them.
 
 Whatever does not qualify goes through the full path, which gives the same result
 or the same error. The values themselves (finite, range within float64) are checked
@@ -148,11 +150,18 @@ class FastPathMixin:
         the units of the caller; ``units`` the model's units (rows: unit, 1 / unit, origin),
         or :data:`NO_UNITS`; ``follow`` whether the rows must be refused when they
         would change a unit (rows to learn, units that follow the range). The same
-        conditions as :meth:`_fast_X`, whose compiled part the kernel does.
+        conditions as :meth:`_fast_X`, whose compiled part the kernel does. (Written
+        out in one function: it runs on every call of a row or a few, where each
+        Python call counts beside the compiled work.)
         """
-        if not self._fast_eligible(X):
+        if type(X) is not np.ndarray:
             return None
         state = self.__dict__
+        shape = X.shape
+        if (len(shape) != 2 or not 0 < shape[0] <= FAST_MAX_ROWS
+                or "_fast_params" not in state or "feature_names_in_" in state
+                or shape[1] != state["n_features_in_"]):
+            return None
         flags = X.flags
         if X.dtype is not _FLOAT64 or not (flags.c_contiguous and flags.writeable):
             if X.dtype.kind not in "fiu":
@@ -163,7 +172,10 @@ class FastPathMixin:
         if units is None:
             return X, NO_UNITS, False
         if learning and state["_units_follow_range"]:
-            if not self._units_open(X.shape[0]):
+            # _units_open, inline
+            due = NOT_DUE if "_first_rows" in state else state["_units_due"]
+            if (state.get("_feature_range") is None
+                    or state["n_samples_seen_"] + shape[0] > due):
                 return None
             return X, units, True
         return X, units, False
@@ -262,7 +274,7 @@ class FastPathMixin:
     def _fast_keys(self, y, n_rows):
         """Class keys (indices into ``classes_``) of labels all known, else None."""
         if type(y) is np.ndarray:
-            if y.shape != (n_rows,):
+            if y.ndim != 1 or y.shape[0] != n_rows:
                 return None
             labels = y if n_rows == 1 else y.tolist()
         elif type(y) is list and len(y) == n_rows:

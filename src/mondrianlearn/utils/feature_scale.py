@@ -611,6 +611,47 @@ class FeatureScaleMixin:
             position = end
         return None
 
+    def _move_units_for_row(self, X):
+        """Move the model to the units of its range widened by the one row ``X``
+        (units of ``X``, refused by a fast-path kernel only because it changes a
+        unit), as ``_learn_in_units`` does before it learns that row, when the move
+        rescales the trees in place (AMF past its first rows; a Mondrian forest
+        between re-samplings). Returns True then: the fast path's kernel learns the
+        row in the new units, which completes what ``_learn_in_units`` does (no
+        per-tree call of the full path for a unit change). Returns False, with
+        nothing changed, when the move re-learns or re-samples, or the row is
+        refused (a value not finite, a range that overflows): the full path's
+        work."""
+        state = self.__dict__
+        if (X.shape[0] != 1 or not state.get("_units_follow_range")
+                or "_first_rows" in state or "_origin_pending" in state
+                or not state.get("n_samples_seen_")
+                # drift adaptation moves its background trees in its full path
+                or state.get("drift") is not None or state.get("_drift_state") is not None):
+            return False
+        units = state.get("_units")
+        known = self._shifted_range()
+        if units is None or known is None or known.shape[1] != X.shape[1]:
+            return False
+        if not np.isfinite(X).all():
+            return False
+        try:
+            self._check_units_range(X)
+        except ValueError:
+            return False
+        row = X[0] - units[2]
+        new = units_of_range(np.minimum(known[0], row), np.maximum(known[1], row))
+        if np.array_equal(new, units[0]):
+            return False
+        resample = self._resamples_on_new_units() and self._can_resample()
+        seen = self.n_samples_seen_
+        if resample and seen - self._resampled_at >= self._resample_gap():
+            return False  # new units re-sample the trees now
+        self._change_units(new)
+        if resample and self._units_due == NOT_DUE:
+            self._units_due = self._resampled_at + self._resample_gap()
+        return True
+
     def _learn_scales(self, X, y, sample_weight):
         """``feature_scale="supervised"``: fixed scales from the first batch
         (:func:`supervised_scales`); returns the new ``_units``. Raises ValueError,
