@@ -172,6 +172,28 @@ def test_amf_fit_equals_partial_fit_in_any_batches_while_units_change(cls):
 
 
 @pytest.mark.parametrize("cls", [AMFClassifier, AMFRegressor])
+def test_amf_batch_learns_its_first_rows_once_for_their_last_units(cls, monkeypatch):
+    """A batch whose first rows change the units many times learns them once, in
+    the units they end with, not once per change: each restart would throw the
+    learning away (with ``n_jobs=2``, each was also a round of thread tasks)."""
+    X, y = _data(cls)
+    learned = []
+    learn_batch = cls._learn_batch
+
+    def counted(self, X, y, sample_weight):
+        learned.append(X.shape[0])
+        return learn_batch(self, X, y, sample_weight)
+
+    monkeypatch.setattr(cls, "_learn_batch", counted)
+    model = cls(n_estimators=3, random_state=0).fit(X, y)
+    changes = np.count_nonzero(np.any(np.diff(units_of_range(
+        np.minimum.accumulate(X - X[0]), np.maximum.accumulate(X - X[0])), axis=0), axis=1))
+    assert changes >= 10  # the stream's first rows change the units many times
+    assert len(learned) <= 4 and sum(learned) <= len(y) + RESAMPLE_FREELY_BELOW
+    assert model.n_samples_seen_ == len(y)
+
+
+@pytest.mark.parametrize("cls", [AMFClassifier, AMFRegressor])
 def test_amf_learns_its_first_rows_again_in_new_units(cls):
     """While AMF holds fewer than RESAMPLE_FREELY_BELOW rows, new units restart its
     trees and learn the rows again: it is then the AMF trained on its rows in the

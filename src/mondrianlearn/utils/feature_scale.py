@@ -689,7 +689,16 @@ class FeatureScaleMixin:
             # longer learn them again, and rescales in place from now on.
             del self._first_rows
             self._units_due = NOT_DUE
-        bounds = [0, *starts.tolist(), X.shape[0]]
+        n = X.shape[0]
+        bounds = [0, *starts.tolist(), n]
+        # Kept rows are learned again after a restart only when the trees are next
+        # used: a piece followed, in this call, by another restart while every row
+        # is still kept would be learned and then thrown away (a batch such as
+        # ``fit``'s meets many unit changes in its first rows). Drift adaptation
+        # keeps state beside the trees that learning changes: it learns each piece.
+        defer = (self.__dict__.get("drift") is None
+                 and self.__dict__.get("_drift_state") is None)
+        relearn = False  # trees restarted, the kept rows not yet learned again
         for a, b in zip(bounds[:-1], bounds[1:]):
             new = per_row[a]
             kept = self.__dict__.get("_first_rows")
@@ -699,14 +708,21 @@ class FeatureScaleMixin:
                 else:
                     self._restart_trees()
                     self._set_units(new)
-                    if kept[0]:
-                        self._learn_batch(np.vstack(kept[0]) * self._units[1],
-                                          np.concatenate(kept[1]), np.concatenate(kept[2]))
+                    relearn = bool(kept[0])
             inverse = self._units[1]
             self._feature_range = np.vstack([low[b - 1], high[b - 1]]) * inverse
+            room = 0 if kept is None else RESAMPLE_FREELY_BELOW - sum(map(len, kept[1]))
+            if defer and kept is not None and b < n and b - a < room:
+                # the next piece restarts the trees and learns these rows with the kept ones
+                for part, rows in zip(kept, (X[a:b], y[a:b], sample_weight[a:b])):
+                    part.append(np.array(rows))
+                continue
+            if relearn:
+                self._learn_batch(np.vstack(kept[0]) * inverse, np.concatenate(kept[1]),
+                                  np.concatenate(kept[2]))
+                relearn = False
             self._learn_batch(X[a:b] * inverse, y[a:b], sample_weight[a:b])
             if kept is not None:
-                room = RESAMPLE_FREELY_BELOW - sum(map(len, kept[1]))
                 for part, rows in zip(kept, (X[a:b], y[a:b], sample_weight[a:b])):
                     part.append(np.array(rows[:room]))
                 if b - a >= room:
