@@ -198,6 +198,46 @@ def test_read_only_rows(cls, feature_scale):
 
 
 @pytest.mark.parametrize("cls", CLASSIFIERS)
+@pytest.mark.parametrize("classes", [np.array([0, 1]), [1, 0], (0, 1)])
+def test_classes_given_on_every_call_take_the_fast_path(cls, classes, monkeypatch):
+    """scikit-learn's examples pass ``classes`` to every ``partial_fit``: when they
+    are the model's classes, the call is the same as without them, and fast."""
+    X, y = _targets(cls)
+    every = cls(n_estimators=3, random_state=0).partial_fit(X[:20], y[:20], classes=classes)
+    first = cls(n_estimators=3, random_state=0).partial_fit(X[:20], y[:20], classes=classes)
+
+    def full_path(*args):
+        raise AssertionError("the call took the full path")
+
+    monkeypatch.setattr(type(every), "_partial_fit_full", full_path)
+    for i in range(20, 120):
+        every.partial_fit(X[i:i + 1], y[i:i + 1], classes=classes)
+        first.partial_fit(X[i:i + 1], y[i:i + 1])
+    monkeypatch.undo()
+    assert _same(_state(every), _state(first))
+    with pytest.raises(ValueError, match="differs from the classes"):
+        every.partial_fit(X[120:121], y[120:121], classes=[0, 1, 2])
+    with pytest.raises(ValueError, match="differs from the classes"):
+        every.partial_fit(X[120:121], y[120:121], classes=np.array([0, 2]))
+    assert _same(_state(every), _state(first))
+
+
+@pytest.mark.parametrize("cls", [MondrianForestClassifier, MondrianForestRegressor])
+def test_threads_split_the_trees_of_a_fast_path_call_bit_for_bit(cls):
+    """With ``n_jobs=2``, a fast-path call of enough rows and trees extends the
+    trees in two threads (``utils.parallel.run_split``): the same model."""
+    X, y = _targets(cls)
+    models = [cls(n_estimators=16, random_state=5, n_jobs=n_jobs).partial_fit(X[:40], y[:40])
+              for n_jobs in (1, 2)]
+    for start in range(40, 400, 60):  # 60 rows x 16 trees: split between threads
+        for model in models:
+            model.partial_fit(X[start:start + 60], y[start:start + 60])
+    assert models[1]._fast_scratch.work.get("extend_threads") is not None
+    assert _same(_state(models[0]), _state(models[1]))
+    assert np.array_equal(_predict(models[0], X[:50]), _predict(models[1], X[:50]))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS)
 def test_unknown_and_declared_labels(cls):
     X, y = _targets(cls)
     model = cls(n_estimators=3, random_state=0).partial_fit(X[:50], y[:50])

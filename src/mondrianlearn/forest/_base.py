@@ -37,7 +37,7 @@ from ..engine.tree_table import NO_RANGE, one_tree_table
 from ..utils.drift_param import DriftMixin
 from ..utils.estimator import ForestClassifierMixin, ForestLearnerMixin
 from ..utils.fast_path import NEW_UNITS, NO_UNITS, ONE, ONES, fast_call
-from ..utils.parallel import map_trees
+from ..utils.parallel import fast_path_threads, map_trees, run_split
 from ._additive import accumulate_new_nodes, draw_multiplicities, sample_tree
 from ._forest_kernels import learn_forest_rows
 from ._smoothing import ikn_posterior
@@ -231,12 +231,17 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         scaled = self._fast_scaled(m, n_features) if units.shape[1] else X
         settings = state["_fast_args"]
         lifetime, pause_pure, mss, bootstrap, max_nodes, one_hot = settings
+        n_threads = 1 if adapts else fast_path_threads(self.n_jobs, m, len(trees))
+        # With several threads, the rows are stored first and the trees extended
+        # after, in parts (``_extend_in_threads``).
         left_over = learn_forest_rows(
             table.addresses, table.sizes, X, units, follow, scaled, keys,
             ONE if m == 1 else ONES[:m], targets, store.X, store.keys, store.stats, store.n,
-            state["_feature_range"], _MAX_SCALED_TARGET, not adapts, ids, work[6], work[7],
-            store.stats.shape[1], bootstrap, lifetime, pause_pure, mss, max_nodes, one_hot,
-            *work[:5])
+            state["_feature_range"], _MAX_SCALED_TARGET, not adapts and n_threads == 1, ids,
+            work[6], work[7], store.stats.shape[1], bootstrap, lifetime, pause_pure, mss,
+            max_nodes, one_hot, *work[:5])
+        if left_over == 0 and n_threads > 1:
+            left_over = self._extend_in_threads(table, store, ids, work, n_threads)
         if left_over < 0:
             if full:  # nothing changed: not even the store's capacity
                 store.X, store.keys, store.stats = arrays
@@ -250,14 +255,45 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         state["n_samples_seen_"] += m  # not a parameter: no __setattr__
         if left_over:
             stops, leaves = work[3], work[4]
-            for t, tree in enumerate(trees):
-                if stops[t] < m or leaves[t] >= 0:
-                    _learn_tree(tree, store, ids, settings, int(stops[t]), int(leaves[t]))
+            todo = [t for t in range(len(trees)) if stops[t] < m or leaves[t] >= 0]
+
+            def finish(a, b, k):
+                for t in todo[a:b]:
+                    _learn_tree(trees[t], store, ids, settings, int(stops[t]), int(leaves[t]))
+                return 0
+
+            run_split(finish, len(todo), n_threads)
             if work[1].shape[0] < max(t.capacity for t in trees):
                 scratch.work["extend"] = _extend_work(n_features, trees)
         if left_over or max_nodes < UNBOUNDED:
             self._release_store_if_full()
         return True
+
+    def _extend_in_threads(self, table, store, ids, work, n_threads):
+        """Extend every tree of the fast path's ``table`` with the stored points
+        ``ids``, the trees split in ``n_threads`` contiguous parts run at once
+        (``utils.parallel.run_split``), each with work space of its own: the same
+        kernel as one thread, tree by tree, so the model is the same bit for bit.
+        Returns the number of trees left to Python, as ``learn_forest_rows``."""
+        lifetime, pause_pure, mss, bootstrap, max_nodes, one_hot = self._fast_args
+        excess, path, pending, stops, leaves, _, starts, regrow = work
+        spaces = self._fast_scratch.work.get("extend_threads")
+        if (spaces is None or len(spaces) < n_threads or spaces[0][0] is not excess
+                or spaces[0][1] is not path):
+            spaces = self._fast_scratch.work["extend_threads"] = [(excess, path, pending)] + [
+                (np.empty_like(excess), np.empty_like(path), np.full(1, -1, dtype=np.int64))
+                for _ in range(n_threads - 1)]
+        no_rows = np.empty((0, store.X.shape[1]))
+
+        def extend(a, b, k):
+            return learn_forest_rows(
+                table.addresses[a:b], table.sizes[a:b], no_rows, NO_UNITS, False, no_rows,
+                _NO_KEYS, _NO_TARGETS, _NO_TARGETS, store.X, store.keys, store.stats, store.n,
+                NO_RANGE, _MAX_SCALED_TARGET, True, ids, starts[a:b], regrow[a:b],
+                store.stats.shape[1], bootstrap, lifetime, pause_pure, mss, max_nodes, one_hot,
+                *spaces[k], stops[a:b], leaves[a:b])
+
+        return run_split(extend, table.addresses.shape[0], n_threads)
 
     def _learning_settings(self):
         """``(lifetime, pause_pure, min_samples_split, bootstrap, max_nodes, one_hot)``

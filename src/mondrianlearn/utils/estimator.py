@@ -198,7 +198,8 @@ class ForestLearnerMixin(TreeModelMixin):
 
     def _partial_fit(self, X, y, sample_weight, classes=None):
         """``partial_fit``: the fast path when the call qualifies, else full validation."""
-        if classes is None and sample_weight is None and self._partial_fit_fast(X, y):
+        if (sample_weight is None and (classes is None or self._fast_classes(classes))
+                and self._partial_fit_fast(X, y)):
             return self
         return self._partial_fit_full(X, y, sample_weight, classes)
 

@@ -11,11 +11,17 @@ attribute reads decide:
   with at most ``FAST_MAX_ROWS`` rows, and the model was not fitted on named
   columns (pandas input goes through full validation, which checks the names);
 - labels are ones the model knows (classifiers), given as a NumPy array or a list;
+  ``classes`` is not given, or given again as the model's classes
+  (``_fast_classes``); there is no ``sample_weight``;
 - rows to learn reach nothing pending in the units (``utils.feature_scale``: a
   re-sampling, the first rows kept), and change no feature unit, or (one row)
   change one by a rescaling of the trees in place, which the fast path makes
   before the compiled call (``_move_units_for_row``); the rows are divided by the
   units in the same compiled call that checks them.
+
+With ``n_jobs`` above 1, a call of enough rows and trees (``utils.parallel.
+FAST_THREADS_MIN_WORK``) extends a Mondrian forest's trees in that many threads, each
+a contiguous part of the trees in the same compiled kernel.
 
 Whatever does not qualify goes through the full path, which gives the same result
 or the same error. The values themselves (finite, range within float64) are checked
@@ -270,6 +276,39 @@ class FastPathMixin:
             return None
         labels = self._fast_labels(y, X.shape[0])
         return None if labels is None else (X, labels)
+
+    def _fast_classes(self, classes):
+        """Whether ``classes``, given again to ``partial_fit`` (as scikit-learn's
+        examples do on every call), are what the full path accepts: labels of the
+        kind of ``classes_`` whose sorted unique values are ``classes_``. Such a
+        call changes nothing that ``classes=None`` would not, so it may take the
+        fast path. The last accepted argument is kept (a copy, compared by value,
+        along with the ``classes_`` it was checked against), so that passing the
+        same classes every call costs a comparison, not the full check."""
+        state = self.__dict__
+        known = state.get("classes_")
+        if known is None or "_fast_params" not in state:
+            return False
+        seen = state.get("_fast_seen_classes")
+        if seen is not None and seen[1] is known and type(classes) is type(seen[0]):
+            if type(classes) is np.ndarray:
+                if (classes.dtype == seen[0].dtype and classes.shape == seen[0].shape
+                        and np.array_equal(classes, seen[0])):
+                    return True
+            elif type(classes) in (list, tuple) and classes == seen[0]:
+                return True
+        from .validation import check_same_label_kind, label_kind
+
+        try:
+            label_kind(classes, "`classes`")
+            check_same_label_kind(classes, known, "`classes_`", "`classes`")
+            same = np.array_equal(np.unique(np.asarray(classes)), known)
+        except (TypeError, ValueError):
+            return False  # the full path raises the usual error
+        if same and type(classes) in (np.ndarray, list, tuple):
+            copy = classes.copy() if type(classes) is np.ndarray else type(classes)(classes)
+            self._fast_seen_classes = (copy, known)
+        return same
 
     def _fast_keys(self, y, n_rows):
         """Class keys (indices into ``classes_``) of labels all known, else None."""

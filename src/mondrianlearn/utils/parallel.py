@@ -2,6 +2,9 @@
 
 import copyreg
 import importlib
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from joblib import Parallel, delayed, effective_n_jobs
 
@@ -22,6 +25,45 @@ def map_trees(function, items, n_jobs):
     if runs_sequentially(len(items), n_jobs):
         return [function(item) for item in items]
     return Parallel(n_jobs=n_jobs, prefer="threads")(delayed(function)(item) for item in items)
+
+
+FAST_THREADS_MIN_WORK = 512
+"""Least (rows x trees) of a fast-path call (``utils.fast_path``) that splits its
+trees between threads when ``n_jobs`` allows: below it, handing half the trees to
+another thread costs more than it saves (a call of one row stays in one thread)."""
+
+_POOL = []  # (executor, pid) for the fast path's extra threads, made on first use
+_POOL_LOCK = threading.Lock()
+
+
+def fast_path_threads(n_jobs, n_rows, n_trees):
+    """Threads for a fast-path call of ``n_rows`` rows over ``n_trees`` trees: 1
+    unless ``n_jobs`` allows more and the call holds enough work."""
+    if n_rows * n_trees < FAST_THREADS_MIN_WORK or n_trees < 2:
+        return 1
+    return max(1, min(effective_n_jobs(n_jobs), os.cpu_count() or 1, n_trees))
+
+
+def run_split(function, n_items, n_threads):
+    """``sum(function(a, b, k) for each part k = (a, b) of range(n_items))``, the
+    parts contiguous and run at once, part 0 in the calling thread and the others
+    in a shared thread pool (for compiled kernels that release the GIL)."""
+    n_threads = max(1, min(n_threads, n_items))
+    if n_threads == 1:
+        return function(0, n_items, 0)
+    bounds = [n_items * k // n_threads for k in range(n_threads + 1)]
+    parts = list(zip(bounds[:-1], bounds[1:]))
+    with _POOL_LOCK:
+        # A forked child inherits the pool without its threads: it makes its own.
+        if not _POOL or _POOL[1] != os.getpid() or _POOL[0]._max_workers < n_threads - 1:
+            if _POOL and _POOL[1] == os.getpid():
+                _POOL[0].shutdown(wait=False)
+            _POOL[:] = [ThreadPoolExecutor(max_workers=n_threads - 1,
+                                           thread_name_prefix="mondrianlearn"), os.getpid()]
+        pool = _POOL[0]
+    others = [pool.submit(function, a, b, k) for k, (a, b) in enumerate(parts) if k]
+    total = function(*parts[0], 0)
+    return total + sum(future.result() for future in others)
 
 
 def _load_kernel(module, name):
