@@ -222,17 +222,19 @@ def test_classes_given_on_every_call_take_the_fast_path(cls, classes, monkeypatc
     assert _same(_state(every), _state(first))
 
 
-@pytest.mark.parametrize("cls", [MondrianForestClassifier, MondrianForestRegressor])
+@pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
 def test_threads_split_the_trees_of_a_fast_path_call_bit_for_bit(cls):
-    """With ``n_jobs=2``, a fast-path call of enough rows and trees extends the
-    trees in two threads (``utils.parallel.run_split``): the same model."""
+    """With ``n_jobs=2``, a fast-path call of enough rows and trees learns in two
+    threads, each a part of the trees (``utils.parallel.run_split``): the same
+    model."""
     X, y = _targets(cls)
     models = [cls(n_estimators=16, random_state=5, n_jobs=n_jobs).partial_fit(X[:40], y[:40])
               for n_jobs in (1, 2)]
     for start in range(40, 400, 60):  # 60 rows x 16 trees: split between threads
         for model in models:
             model.partial_fit(X[start:start + 60], y[start:start + 60])
-    assert models[1]._fast_scratch.work.get("extend_threads") is not None
+    work = models[1]._fast_scratch.work
+    assert work.get("extend_threads" if "Mondrian" in cls.__name__ else "learn_threads")
     assert _same(_state(models[0]), _state(models[1]))
     assert np.array_equal(_predict(models[0], X[:50]), _predict(models[1], X[:50]))
 

@@ -21,7 +21,7 @@ from ..utils.drift_param import DriftMixin
 from ..utils.estimator import ForestLearnerMixin
 from ..utils.fast_path import NEW_UNITS, NO_UNITS, fast_call
 from ..utils.feature_scale import rows_in_units, to_units
-from ..utils.parallel import map_trees, runs_sequentially
+from ..utils.parallel import fast_path_threads, map_trees, run_split, runs_sequentially
 from ._forest_kernels import prediction_work
 
 SCORING_RENAMED = {"paper": "before_update", "onelearn": "count_then_score"}
@@ -179,21 +179,61 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
         work = scratch.work.get("learn")
         if work is None or work[0].shape[0] != n_features or work[3].shape[0] != len(trees):
             work = scratch.work["learn"] = _learn_work(n_features, trees)
-        left_over = learn_forest(table.addresses, table.sizes, X, units, follow, scaled, *data,
-                                 state["_feature_range"], *state["_fast_args"], *work, False)
+        n_threads = fast_path_threads(self.n_jobs, n_rows, len(trees))
+        if n_threads == 1:
+            left_over = learn_forest(table.addresses, table.sizes, X, units, follow, scaled,
+                                     *data, state["_feature_range"], *state["_fast_args"],
+                                     *work, False)
+        else:
+            left_over = self._learn_in_threads(learn_forest, table, rows, scaled, data, work,
+                                               n_threads)
         if left_over < 0:
             return NEW_UNITS if left_over == -2 else False
         if left_over:
             run_kernel = self._tree_learner(scaled, *data)
             n_before, stops = work[3], work[4]
-            for t, tree in enumerate(trees):
-                position = int(stops[t])
-                if position < n_rows or 2 * (tree.n_nodes - n_before[t]) >= tree.n_nodes:
-                    self._learn_tree(tree, n_rows, run_kernel, position, int(n_before[t]))
+            todo = [t for t, tree in enumerate(trees) if stops[t] < n_rows
+                    or 2 * (tree.n_nodes - n_before[t]) >= tree.n_nodes]
+
+            def finish(a, b, k):
+                for t in todo[a:b]:
+                    self._learn_tree(trees[t], n_rows, run_kernel, int(stops[t]),
+                                     int(n_before[t]))
+                return 0
+
+            run_split(finish, len(todo), n_threads)
             if work[1].shape[0] < max(t.capacity for t in trees):
                 scratch.work["learn"] = _learn_work(n_features, trees)
         self.__dict__["n_samples_seen_"] += n_rows  # not a parameter: no __setattr__
         return True
+
+    def _learn_in_threads(self, learn_forest, table, rows, scaled, data, work, n_threads):
+        """``_learn_fast``'s compiled call with the trees split in ``n_threads``
+        contiguous parts run at once (``utils.parallel.run_split``). The rows are
+        first checked and put in units by the kernel on no tree (a regressor's
+        target moments updated there, once); each part then learns them as checked
+        rows, with work space of its own. Tree by tree, the same kernel as one
+        thread: the model is the same, bit for bit. Returns what the kernel does."""
+        X, units, follow = rows
+        args = self._fast_args
+        code = learn_forest(table.addresses[:0], table.sizes[:0], X, units, follow, scaled,
+                            *data, self._feature_range, *args, *work, False)
+        if code < 0:
+            return code
+        in_units = scaled if units.shape[1] else X
+        excess, path, no_samples, n_before, stops, starts = work
+        spaces = self._fast_scratch.work.get("learn_threads")
+        if (spaces is None or len(spaces) < n_threads or spaces[0][0] is not excess
+                or spaces[0][1] is not path):
+            spaces = self._fast_scratch.work["learn_threads"] = [(excess, path)] + [
+                (np.empty_like(excess), np.empty_like(path)) for _ in range(n_threads - 1)]
+
+        def learn(a, b, k):
+            return learn_forest(table.addresses[a:b], table.sizes[a:b], in_units, NO_UNITS,
+                                False, in_units, *data, NO_RANGE, *args, *spaces[k], no_samples,
+                                n_before[a:b], stops[a:b], starts[a:b], True)
+
+        return run_split(learn, table.addresses.shape[0], n_threads)
 
     @fast_call
     def _predict_fast(self, predict_forest, X, n_outputs, units=NO_UNITS):

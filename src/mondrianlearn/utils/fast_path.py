@@ -19,9 +19,9 @@ attribute reads decide:
   before the compiled call (``_move_units_for_row``); the rows are divided by the
   units in the same compiled call that checks them.
 
-With ``n_jobs`` above 1, a call of enough rows and trees (``utils.parallel.
-FAST_THREADS_MIN_WORK``) extends a Mondrian forest's trees in that many threads, each
-a contiguous part of the trees in the same compiled kernel.
+With ``n_jobs`` above 1, a learning call of enough rows and trees
+(``utils.parallel.FAST_THREADS_MIN_WORK``) runs in that many threads, each a
+contiguous part of the trees in the same compiled kernel (Mondrian forests and AMF).
 
 Whatever does not qualify goes through the full path, which gives the same result
 or the same error. The values themselves (finite, range within float64) are checked
