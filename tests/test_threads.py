@@ -144,3 +144,33 @@ def test_models_trained_with_threads_predict_alike_without(classification):
     assert_array_equal(model.predict_proba(X_test), proba)
     model.set_params(n_jobs=-1)
     assert_array_equal(model.predict_proba(X_test), proba)
+
+
+def test_run_split_runs_each_part_once_and_waits_for_all_on_an_error():
+    import threading
+    import time
+
+    from mondrianlearn.utils.parallel import run_split
+
+    seen, lock = [], threading.Lock()
+
+    def part(a, b, k):
+        with lock:
+            seen.append((a, b, k))
+        return b - a
+
+    assert run_split(part, 10, 3) == 10
+    assert sorted(seen) == [(0, 3, 0), (3, 6, 1), (6, 10, 2)]
+    assert run_split(part, 1, 2) == 1  # never more parts than items
+    done = []
+
+    def failing(a, b, k):
+        if k == 0:
+            raise ValueError("part 0")
+        time.sleep(0.05)
+        done.append(k)
+        return 0
+
+    with pytest.raises(ValueError, match="part 0"):
+        run_split(failing, 4, 2)
+    assert done == [1]  # the other part had finished when the error came out

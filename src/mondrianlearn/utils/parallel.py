@@ -4,7 +4,7 @@ import copyreg
 import importlib
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 from joblib import Parallel, delayed, effective_n_jobs
 
@@ -32,14 +32,14 @@ FAST_THREADS_MIN_WORK = 512
 trees between threads when ``n_jobs`` allows: below it, handing half the trees to
 another thread costs more than it saves (a call of one row stays in one thread)."""
 
-_POOL = []  # (executor, pid) for the fast path's extra threads, made on first use
+_POOL = []  # (executor, pid, threads) for the fast path's extra threads, made on first use
 _POOL_LOCK = threading.Lock()
 
 
 def fast_path_threads(n_jobs, n_rows, n_trees):
     """Threads for a fast-path call of ``n_rows`` rows over ``n_trees`` trees: 1
     unless ``n_jobs`` allows more and the call holds enough work."""
-    if n_rows * n_trees < FAST_THREADS_MIN_WORK or n_trees < 2:
+    if n_jobs == 1 or n_rows * n_trees < FAST_THREADS_MIN_WORK or n_trees < 2:
         return 1
     return max(1, min(effective_n_jobs(n_jobs), os.cpu_count() or 1, n_trees))
 
@@ -55,14 +55,18 @@ def run_split(function, n_items, n_threads):
     parts = list(zip(bounds[:-1], bounds[1:]))
     with _POOL_LOCK:
         # A forked child inherits the pool without its threads: it makes its own.
-        if not _POOL or _POOL[1] != os.getpid() or _POOL[0]._max_workers < n_threads - 1:
+        if not _POOL or _POOL[1] != os.getpid() or _POOL[2] < n_threads - 1:
             if _POOL and _POOL[1] == os.getpid():
                 _POOL[0].shutdown(wait=False)
             _POOL[:] = [ThreadPoolExecutor(max_workers=n_threads - 1,
-                                           thread_name_prefix="mondrianlearn"), os.getpid()]
+                                           thread_name_prefix="mondrianlearn"),
+                        os.getpid(), n_threads - 1]
         pool = _POOL[0]
     others = [pool.submit(function, a, b, k) for k, (a, b) in enumerate(parts) if k]
-    total = function(*parts[0], 0)
+    try:
+        total = function(*parts[0], 0)
+    finally:
+        wait(others)  # no part may still run once this returns or raises
     return total + sum(future.result() for future in others)
 
 
