@@ -256,11 +256,14 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         keys, z = self._target_keys(targets)
         data = (keys, z, ONES[:n_rows], np.empty(n_rows), np.empty(n_rows))
         done = self._learn_fast(learn_regressor_forest, rows, data)
-        if (done is NEW_UNITS and np.isfinite(targets).all()  # (targets not yet checked)
-                and self._move_units_for_row(rows[0])):
-            done = self._learn_fast(learn_regressor_forest, (rows[0], self._units, True), data)
-        if done is NEW_UNITS:  # (targets not yet checked when a unit changes)
-            return bool(np.isfinite(targets).all()) and self._learn_new_units(rows[0], targets)
+        if done is NEW_UNITS:
+            if not np.isfinite(targets).all():  # not yet checked when a unit changes
+                return False
+            if self._move_units_for_row(rows[0]):
+                done = self._learn_fast(learn_regressor_forest, (rows[0], self._units, True),
+                                        data)
+            if done is NEW_UNITS:
+                return self._learn_new_units(rows[0], targets)
         if not done:
             return False
         if "_first_rows" in self.__dict__:

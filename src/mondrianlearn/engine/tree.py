@@ -208,9 +208,11 @@ TRIM_SLACK = 0.125
 
 A tree sampled in batch reserves a node per point and a little more
 (``engine.storage.batch_nodes``) and ends with 0.7-1.4 nodes per point: copying it
-whole to give back the last few per cent cost more than the room is worth (on
-letter, 100 trees, an eighth of the time of ``fit``). Rows never used are zeros,
-which take memory only once written. Pickles save no spare room at all."""
+whole to give back the last few per cent cost more than the room is worth (node-array
+resize and trim: 5-13% of a Mondrian forest's profiled ``fit`` in
+``benchmarks/bench_mf_speed.py`` with this slack, 14-34% when that benchmark last ran
+without it). Rows never used are zeros, which take memory only once written. Pickles
+save no spare room at all."""
 
 _STAMPS = itertools.count(1)
 """Source of ``TreeState.stamp`` values (see there)."""

@@ -241,7 +241,7 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             work[6], work[7], store.stats.shape[1], bootstrap, lifetime, pause_pure, mss,
             max_nodes, one_hot, *work[:5])
         if left_over == 0 and n_threads > 1:
-            left_over = self._extend_in_threads(table, store, ids, work, n_threads)
+            left_over = self._extend_in_threads(table, store, ids, work, settings, n_threads)
         if left_over < 0:
             if full:  # nothing changed: not even the store's capacity
                 store.X, store.keys, store.stats = arrays
@@ -269,13 +269,13 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             self._release_store_if_full()
         return True
 
-    def _extend_in_threads(self, table, store, ids, work, n_threads):
+    def _extend_in_threads(self, table, store, ids, work, settings, n_threads):
         """Extend every tree of the fast path's ``table`` with the stored points
         ``ids``, the trees split in ``n_threads`` contiguous parts run at once
         (``utils.parallel.run_split``), each with work space of its own: the same
         kernel as one thread, tree by tree, so the model is the same bit for bit.
         Returns the number of trees left to Python, as ``learn_forest_rows``."""
-        lifetime, pause_pure, mss, bootstrap, max_nodes, one_hot = self._fast_args
+        lifetime, pause_pure, mss, bootstrap, max_nodes, one_hot = settings
         excess, path, pending, stops, leaves, _, starts, regrow = work
         spaces = self._fast_scratch.work.get("extend_threads")
         if (spaces is None or len(spaces) < n_threads or spaces[0][0] is not excess

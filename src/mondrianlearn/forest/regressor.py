@@ -250,11 +250,13 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
         z = (y - self._y_offset) / self._y_scale
         keys = _ZERO_KEY if n_rows == 1 else np.zeros(n_rows, dtype=np.int64)
         done = self._learn_fast(rows, keys, z)
-        if (done is NEW_UNITS and np.isfinite(y).all()  # (targets not yet checked)
-                and self._move_units_for_row(rows[0])):
-            done = self._learn_fast((rows[0], self._units, True), keys, z)
-        if done is NEW_UNITS:  # (targets not yet checked when a unit changes)
-            return bool(np.isfinite(y).all()) and self._learn_new_units(rows[0], y)
+        if done is NEW_UNITS:
+            if not np.isfinite(y).all():  # not yet checked when a unit changes
+                return False
+            if self._move_units_for_row(rows[0]):
+                done = self._learn_fast((rows[0], self._units, True), keys, z)
+            if done is NEW_UNITS:
+                return self._learn_new_units(rows[0], y)
         return bool(done)
 
     def _start(self, X, y, sample_weight):

@@ -232,11 +232,7 @@ class FastPathMixin:
         checks of type, width and labels the fast path made. Returns False, with
         nothing changed, for rows the full path must refuse (a value not finite, a
         range that overflows): it then raises the usual error."""
-        if not np.isfinite(X).all():
-            return False
-        try:
-            self._check_units_range(X)
-        except ValueError:
+        if not self._finite_in_range(X):
             return False
         self._learn_in_units(X, y, np.ones(X.shape[0]))
         self._remember_fast_state()

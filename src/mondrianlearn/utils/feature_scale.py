@@ -524,6 +524,18 @@ class FeatureScaleMixin:
         to_units(X, units, out)
         return out
 
+    def _finite_in_range(self, X):
+        """Whether rows ``X`` (units of ``X``, width checked) are finite and keep the
+        total width of the features' range within float64: what the full path
+        checks of their values before it learns them."""
+        if not np.isfinite(X).all():
+            return False
+        try:
+            self._check_units_range(X)
+        except ValueError:
+            return False
+        return True
+
     def _check_units_range(self, X):
         """For callers that checked the values of ``X`` but not its range
         (``_partial_fit_validated``): refuse a range that overflows (the model
@@ -631,13 +643,8 @@ class FeatureScaleMixin:
             return False
         units = state.get("_units")
         known = self._shifted_range()
-        if units is None or known is None or known.shape[1] != X.shape[1]:
-            return False
-        if not np.isfinite(X).all():
-            return False
-        try:
-            self._check_units_range(X)
-        except ValueError:
+        if (units is None or known is None or known.shape[1] != X.shape[1]
+                or not self._finite_in_range(X)):
             return False
         row = X[0] - units[2]
         new = units_of_range(np.minimum(known[0], row), np.maximum(known[1], row))
