@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from mondrianlearn import AMFClassifier, MondrianBoostingClassifier, MondrianForestClassifier
+from mondrianlearn.datasets import load_electricity
 from mondrianlearn.engine.growth import plant_root, sample_blocks
 from mondrianlearn.engine.storage import (
     FREE_NODES,
@@ -15,6 +16,7 @@ from mondrianlearn.engine.storage import (
     learn_rows,
     must_grow,
     nodes_to_reserve,
+    resampled_nodes,
     sample_with_growth,
 )
 from mondrianlearn.engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, TreeState
@@ -188,3 +190,34 @@ def test_trees_grown_one_row_at_a_time_equal_trees_grown_in_one_call(make):
     for a, b in zip(one_call.trees_, by_rows.trees_):
         assert a.n_nodes == b.n_nodes
         assert a.n_nodes <= a.capacity and b.n_nodes <= b.capacity
+
+
+@pytest.mark.parametrize("n_points", [1, 40, 1000, 200_000])
+def test_a_tree_resampled_online_gets_the_room_of_a_growth_step(n_points):
+    first = batch_nodes(n_points)
+    room = resampled_nodes(n_points, 150)
+    assert room == grown_capacity(first, first + 1, row_bytes=150)
+    assert room >= int(first * GROWTH_FACTOR)
+
+
+def test_rows_right_after_a_resampling_do_not_grow_the_trees():
+    # On Elec2 the forest re-samples its trees as the date doubles its range; the
+    # rows that follow go into the room the re-sampling reserved (without it, trees
+    # were copied into larger storage 5 times after the first re-sampling here).
+    X, y = load_electricity(1300)
+    model = MondrianForestClassifier(n_estimators=10, random_state=0)
+    model.partial_fit(X[:300], y[:300])
+    resampled = copies = 0
+    for i in range(300, X.shape[0]):
+        before = model._resampled_at
+        ids = [id(t.arrays.left) for t in model.trees_]
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+        if model._resampled_at != before:
+            resampled += 1
+            held = model._store.n - 1  # the row itself is learned after
+            for tree in model.trees_:
+                assert tree.capacity >= resampled_nodes(held, tree.row_nbytes)
+        elif resampled:
+            copies += sum(id(t.arrays.left) != a for t, a in zip(model.trees_, ids))
+    assert resampled >= 2
+    assert copies == 0

@@ -153,6 +153,49 @@ def test_a_row_that_rescales_the_trees_in_place_stays_on_the_fast_path(cls, monk
     assert _same(_state(model), _state(reference))
 
 
+FORESTS = [MondrianForestClassifier, MondrianForestRegressor]
+
+
+@pytest.mark.parametrize("cls", FORESTS)
+def test_a_row_that_grows_the_store_stays_in_the_compiled_call(cls, monkeypatch):
+    """A Mondrian forest whose store of points is full grows it, and the trees'
+    point links with it, before the compiled call: no tree is handed to Python to
+    learn the row (each costs a per-tree call)."""
+    import mondrianlearn.forest._base as forest_base
+
+    X, y = _targets(cls)
+    model, reference = (cls(n_estimators=3, random_state=0, feature_scale=None)
+                        .partial_fit(X[:300], y[:300]) for _ in range(2))
+    assert model._store.n == model._store.X.shape[0]  # full
+    calls = []
+    learn_tree = forest_base._learn_tree
+    monkeypatch.setattr(forest_base, "_learn_tree", lambda *a: calls.append(1) or learn_tree(*a))
+    model.partial_fit(X[300:301], y[300:301])
+    monkeypatch.undo()
+    reference.partial_fit(X[300:301], y[300:301], sample_weight=np.ones(1))
+    assert not calls
+    assert model._store.X.shape[0] > 301
+    assert _same(_state(model), _state(reference))
+
+
+@pytest.mark.parametrize("cls", FORESTS)
+def test_a_bad_row_refused_when_the_store_is_full_leaves_it_as_it_was(cls):
+    X, y = _targets(cls)
+    model = cls(n_estimators=3, random_state=0, feature_scale=None).partial_fit(X[:300], y[:300])
+    store = model._store
+    arrays = store.X, store.keys, store.stats
+    before = _state(model)
+    row = X[300:301].copy()
+    row[0, 1] = np.nan
+    with pytest.raises(ValueError):
+        model.partial_fit(row, y[300:301])
+    assert all(a is b for a, b in zip((store.X, store.keys, store.stats), arrays))
+    assert store.n == 300
+    assert _same(_state(model), before)
+    model.partial_fit(X[300:301], y[300:301])  # and it goes on learning
+    assert store.n == 301
+
+
 @pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
 @pytest.mark.parametrize("bad", ["nan", "overflow", "target"])
 def test_bad_rows_that_change_a_unit_are_refused(cls, bad):

@@ -159,6 +159,31 @@ def batch_nodes(n_points, grows_with_points=True):
     return max(START_CAPACITY, min(2 * n_points, ahead))
 
 
+def resampled_nodes(n_points, row_bytes, grows_with_points=True):
+    """Nodes to reserve before sampling a tree afresh on ``n_points`` points in the
+    middle of online learning (a Mondrian forest re-sampled on new feature units).
+
+    Rows are learned online right after, so the tree gets the room of a growth step
+    (:func:`grown_capacity`) beyond :func:`batch_nodes`: otherwise every tree of the
+    forest would fill its room within a few rows and be copied into a larger one at
+    once. The spare rows are zeros, which take memory only once written.
+
+    Parameters
+    ----------
+    n_points : int
+    row_bytes : int
+        Bytes of one node in all the tree's node arrays (``TreeState.row_nbytes``).
+    grows_with_points : bool
+        As in :func:`batch_nodes`.
+
+    Returns
+    -------
+    int
+    """
+    first = batch_nodes(n_points, grows_with_points)
+    return grown_capacity(first, first + 1, row_bytes=row_bytes)
+
+
 def learn_rows(tree, run_kernel, position, n_rows, limit=None, renumber=False, room=None,
                pending=None):
     """Learn rows ``position:n_rows`` in ``tree``, growing its storage between calls.

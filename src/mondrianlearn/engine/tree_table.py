@@ -60,6 +60,9 @@ class TreeTable:
         self.addresses = np.zeros((0, COLUMN_STATS + len(self.stats_names)), dtype=np.int64)
         self.sizes = np.zeros((0, 3), dtype=np.int64)
         self.widths = np.zeros(0, dtype=np.int64)
+        self.largest = 0
+        """The largest capacity (nodes) of the trees, for callers that size work
+        arrays by it."""
         self._stamps = []
         self._widths = []
         self._keep = []
@@ -92,6 +95,7 @@ class TreeTable:
         if n and self._widths.count(self._widths[0]) != n:
             return self._forget()
         self.widths = np.array(self._widths[0], dtype=np.int64) if n else self.widths
+        self.largest = int(self.sizes[:, SIZE_NODES].max()) if n else 0
         return True
 
     def _forget(self):

@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..engine.growth import close_pending_blocks
 from ..engine.saved_trees import restore_derived, without_derived
-from ..engine.storage import batch_nodes, learn_rows, sample_with_growth
+from ..engine.storage import batch_nodes, learn_rows, resampled_nodes, sample_with_growth
 from ..engine.tree import (
     META_MAX_LEAF_POINTS,
     META_N_NODES,
@@ -160,8 +160,14 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         n_stats = store.stats.shape[1]
         fresh = [TreeState(store.X.shape[1], tree.rng_state, {"stats": np.zeros((16, n_stats))},
                            count_multiplicity=self._bootstrap()) for tree in self.trees_]
+        max_nodes = settings[4]
 
         def learn_tree(tree):
+            # Online learning goes on at once: room for it, in nodes and in point
+            # links up to the store's capacity (capacity changes no result).
+            tree.reserve(resampled_nodes(store.n, tree.row_nbytes),
+                         limit=max_nodes if max_nodes < UNBOUNDED else None)
+            tree.ensure_sample_capacity(store.X.shape[0])
             return _learn_tree(tree, store, ids, settings)
 
         self.trees_ = map_trees(learn_tree, fresh, self.n_jobs) if store.n else fresh
@@ -215,16 +221,24 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             self._adapts_to_drift()  # raises for drift=None set after drift adaptation
         trees = state["trees_"]
         scratch = state["_fast_scratch"]
-        table = self._fast_table()
-        if table is None:
-            return False
         store = state["_store"]
         full = store.n + m > store.X.shape[0]
         if full:  # grown as the full path's ``SampleStore.append`` would
             arrays = store.X, store.keys, store.stats
             store.reserve(store.n + m)
+            # The trees' point links follow, here rather than tree by tree in
+            # Python after the kernel turns them down (capacity changes no result;
+            # before the table, which then has the new arrays).
+            for tree in trees:
+                tree.ensure_sample_capacity(store.X.shape[0])
+        table = self._fast_table()
+        if table is None:
+            if full:
+                store.X, store.keys, store.stats = arrays
+            return False
         work = scratch.work.get("extend")
-        if work is None or work[0].shape[0] != n_features or work[3].shape[0] != len(trees):
+        if (work is None or work[0].shape[0] != n_features or work[3].shape[0] != len(trees)
+                or work[1].shape[0] < table.largest):  # trees re-sampled larger
             work = scratch.work["extend"] = _extend_work(n_features, trees)
         # the ids of the new points: kept by drift adaptation, else used in this call
         ids = work[5] if m == 1 and not adapts else np.empty(m, dtype=np.int64)

@@ -135,18 +135,20 @@ def ikn_posterior(tree, counts, gamma, posterior):
 
 
 @kernel
-def expected_discount(eta, delta, gamma):
+def expected_discount(eta, delta, gamma, p):
     """Mean discount of a node created by branching off, over its split time.
 
     The split time of the new node is Exponential(eta) truncated to ``[0, delta]``,
-    and its discount is ``exp(-gamma * time)``.
+    and its discount is ``exp(-gamma * time)``. ``p`` is the branch-off
+    probability ``1 - exp(-eta * delta)`` that the caller has (``engine.paths``):
+    the truncation's normaliser, so it is not computed twice.
     """
     if np.isinf(eta):
         return 1.0  # cut off at once: the new node's split time is 0
     ratio = eta / (eta + gamma)
     if np.isinf(delta):
         return ratio
-    return ratio * (-np.expm1(-(eta + gamma) * delta)) / (-np.expm1(-eta * delta))
+    return ratio * (-np.expm1(-(eta + gamma) * delta)) / p
 
 
 @kernel(allocates=True)
@@ -186,11 +188,15 @@ def predict_proba_point(tree, counts, x, gamma, max_depth, scale, out, nodes, re
         ikn_counts_row(tree, counts, nodes[m], ikn)
         p = probs[m]
         if p > 0.0:
-            d = expected_discount(etas[m], deltas[m], gamma)
+            d = expected_discount(etas[m], deltas[m], gamma, p)
             smooth_counts(ikn, d, posterior, branch)
             for k in range(n_classes):
                 out[k] += stay * p * branch[k]
             stay *= 1.0 - p
+            if stay == 0.0:
+                # x has branched off for sure (p = 1 to double precision): the
+                # nodes below add zeros, and the last posterior has weight 0
+                return
         smooth_counts(ikn, node_discount(deltas[m], gamma), posterior, posterior)
     for k in range(n_classes):
         out[k] += stay * posterior[k]
