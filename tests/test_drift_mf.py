@@ -209,6 +209,28 @@ def test_replaced_trees_release_their_points(bootstrap):
     _check_point_lists(model)
 
 
+def test_the_first_point_kept_is_the_one_computed_afresh():
+    """The first stored point that a tree may need is kept between calls and looked
+    at again only when trees start, stop or are replaced: one row at a time through
+    the change, it is always the one computed from the trees afresh, and the store
+    drops the points that no tree needs."""
+    from mondrianlearn.drift._adaptive import _first_point_needed
+
+    X, y = _stream("c", n=3000, change=1000)
+    model = MondrianForestClassifier(n_estimators=3, random_state=0, drift="adwin")
+    model.partial_fit(X[:20], y[:20])
+    for i in range(20, len(y)):
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+        state = model._drift_state
+        kept = _first_point_needed(model, state)
+        state._first_point = None
+        assert kept == _first_point_needed(model, state)
+    assert state.n_events > 3
+    assert state.store_offset > 500  # points dropped
+    assert model._store.n == model.n_samples_seen_ - state.store_offset
+    _check_point_lists(model)
+
+
 def _check_point_lists(model):
     """Every tree that keeps point lists refers only to points still in the store,
     and each of its leaves' lists holds as many points as the leaf."""

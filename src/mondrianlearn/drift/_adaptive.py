@@ -250,6 +250,10 @@ class DriftState:
         self._combined_for = None
         self._learn_work = None
         self._args = None
+        # What _sync and _forget_points last saw (each looks again only on a change)
+        self._synced_classes = None
+        self._synced_units = None
+        self._first_point = None
 
     # ------------------------------------------------------------------- pickling
     def __getstate__(self):
@@ -312,15 +316,16 @@ class DriftState:
 
 
 # ------------------------------------------------------------------ the driver
-def _state(model, new_points=0):
+def _state(model, new_points=0, fast=False):
     """The model's drift state, made (or made again) for its current trees
     (``new_points``: points just added to a Mondrian forest's store, not learned
-    yet)."""
+    yet; ``fast``: a fast-path call, whose parameters are those of the last
+    validated call, so the drift settings are not compared again)."""
     state = model.__dict__.get("_drift_state")
     n_trees = len(model.trees_)
     n_features = model.trees_[0].arrays.lower.shape[1]
     if (state is None or model.n_samples_seen_ == 0 or state.n_trees != n_trees
-            or state.settings != drift_settings(model.drift)):
+            or (not fast and state.settings != drift_settings(model.drift))):
         seed = int(model.trees_[0].rng_state[0] % np.uint64(2**31 - 1))
         stores_points = "_store" in model.__dict__
         state = DriftState(drift_settings(model.drift), n_trees, n_features, seed,
@@ -358,8 +363,10 @@ def _sync(model, state, n_features):
         state.units = None
         state._reset_scratch()
         state._args = _learning_args(model)
+    # The estimators replace ``classes_`` and ``_units`` when they change them, never
+    # edit them in place: the arrays last synced need no second look.
     classes = model.__dict__.get("classes_")
-    if classes is not None:
+    if classes is not None and classes is not state._synced_classes:
         if state.classes is not None and not np.array_equal(state.classes, classes):
             where = np.searchsorted(classes, state.classes)
             name = "stats" if state.stores_points else "counts"
@@ -374,8 +381,9 @@ def _sync(model, state, n_features):
             state._reset_scratch()
             state._args = args and _learning_args(model)
         state.classes = np.array(classes, copy=True)
+        state._synced_classes = classes
     units = model.__dict__.get("_units")
-    if units is not None:
+    if units is not None and units is not state._synced_units:
         current = np.asarray(units, dtype=np.float64)[0].copy()
         if state.units is not None and state.units.shape == current.shape:
             ratio = current / state.units
@@ -394,6 +402,7 @@ def _sync(model, state, n_features):
                 # background tree keeps its coordinates through its weights.
                 state.scale[state.n_trees:] *= ratio
         state.units = current
+        state._synced_units = units
 
 
 def _table(model, state):
@@ -496,13 +505,15 @@ def learn_fast(model, X, data):
     return True
 
 
-def learn_points(model, ids):
+def learn_points(model, ids, fast=False):
     """Learn the points ``ids`` of a Mondrian forest's sample store (just added, in
     the model's units) with drift adaptation; updates ``n_samples_seen_`` and drops
     the points no tree may need any more. Called by the full path and the fast
-    path alike."""
-    state = _state(model, ids.shape[0])
-    state._args = _learning_args(model)
+    path (``fast``: the parameters are those of the last validated call, so the
+    kernels' arguments made then still hold)."""
+    state = _state(model, ids.shape[0], fast)
+    if not fast or state._args is None:
+        state._args = _learning_args(model)
     store = model._store
     n = ids.shape[0]
     spread = np.zeros(n)
@@ -618,22 +629,10 @@ def _forget_points(model, state):
     point lists, once they are at least half of the store (so that the copies
     cost O(1) per point). A tree full under ``max_nodes`` stops keeping lists."""
     store = model._store
-    max_nodes = model._max_nodes_value()
-    n = state.n_trees
-    trees = list(model.trees_) + state.background
-    first = store.n
-    for k, tree in enumerate(trees):
-        if not tree.keep_samples:
-            continue
-        if max_nodes < UNBOUNDED and tree.n_nodes + 2 > max_nodes:
-            tree.sample_next = tree.sample_next[:0]  # it never re-samples a leaf again
-            tree.keep_samples = False
-            continue
-        if k >= n and state.active[k - n] == K.BG_OFF:
-            continue  # an idle background tree: empty
-        first = min(first, int(state.born[k]) - state.store_offset)
+    first = _first_point_needed(model, state)
     if first <= 0 or 2 * first < store.n:
         return
+    trees = list(model.trees_) + state.background
     keep = store.n - first
     capacity = max(16, 2 * keep)
     for name in ("X", "keys", "stats"):
@@ -647,6 +646,45 @@ def _forget_points(model, state):
         if tree.sample_next.shape[0] or tree.sample_mult.shape[0]:
             K.shift_sample_ids(tree.arrays.leaf_head, tree.n_nodes, tree.sample_next,
                                tree.sample_mult, first)
+
+
+def _first_point_needed(model, state):
+    """Position in the store of the first point that a tree keeping point lists may
+    need (the store's size if none), for ``_forget_points``; a tree full under
+    ``max_nodes`` stops keeping lists here.
+
+    Without a node budget the answer changes only when a tree starts, stops or is
+    replaced (an event, or a background tree stopped by ``_sync``) or the store
+    drops points: it is kept with what it was computed from, so that a call of
+    one row costs a comparison.
+    """
+    max_nodes = model._max_nodes_value()
+    n_stored = model._store.n
+    key = None
+    if max_nodes >= UNBOUNDED:
+        key = (state.n_events, state.store_offset, state.active.tobytes())
+        cached = state._first_point
+        if cached is not None and cached[0] is model.trees_ and cached[1] == key:
+            return min(cached[2], n_stored)
+    n = state.n_trees
+    least = _NO_POINT  # over the trees alone (the cache holds it)
+    for k, tree in enumerate(list(model.trees_) + state.background):
+        if not tree.keep_samples:
+            continue
+        if max_nodes < UNBOUNDED and tree.n_nodes + 2 > max_nodes:
+            tree.sample_next = tree.sample_next[:0]  # it never re-samples a leaf again
+            tree.keep_samples = False
+            continue
+        if k >= n and state.active[k - n] == K.BG_OFF:
+            continue  # an idle background tree: empty
+        least = min(least, int(state.born[k]) - state.store_offset)
+    if key is not None:
+        state._first_point = (model.trees_, key, least)
+    return min(least, n_stored)
+
+
+_NO_POINT = np.iinfo(np.int64).max
+"""No tree keeps a point list: ``_first_point_needed`` is then the store's size."""
 
 
 def _feature_weights(model, state, row):

@@ -264,7 +264,7 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         if adapts:
             from ..drift import learn_points
 
-            learn_points(self, ids)
+            learn_points(self, ids, fast=True)
             return True
         state["n_samples_seen_"] += m  # not a parameter: no __setattr__
         if left_over:
