@@ -179,6 +179,30 @@ def test_a_row_that_grows_the_store_stays_in_the_compiled_call(cls, monkeypatch)
 
 
 @pytest.mark.parametrize("cls", FORESTS)
+def test_small_batches_of_the_full_path_extend_the_trees_in_one_compiled_call(
+        cls, monkeypatch):
+    """A batch of a few rows that takes the full path (here: with ``sample_weight``)
+    extends the trees in the fast path's compiled call over all trees, not in a
+    Python call per tree: the same model as the fast path's, bit for bit."""
+    import mondrianlearn.forest._base as forest_base
+
+    X, y = _targets(cls)
+    model, reference = (cls(n_estimators=4, random_state=0).partial_fit(X[:200], y[:200])
+                        for _ in range(2))
+
+    def per_tree(*args):
+        raise AssertionError("the batch was learned tree by tree")
+
+    monkeypatch.setattr(forest_base, "map_trees", per_tree)
+    for start in range(200, 260, 6):
+        rows = slice(start, start + 6)
+        model.partial_fit(X[rows], y[rows], sample_weight=np.ones(6))
+        reference.partial_fit(X[rows], y[rows])
+    assert _same(_state(model), _state(reference))
+    assert np.array_equal(_predict(model, X[300:]), _predict(reference, X[300:]))
+
+
+@pytest.mark.parametrize("cls", FORESTS)
 def test_a_bad_row_refused_when_the_store_is_full_leaves_it_as_it_was(cls):
     X, y = _targets(cls)
     model = cls(n_estimators=3, random_state=0, feature_scale=None).partial_fit(X[:300], y[:300])

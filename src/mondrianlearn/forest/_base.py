@@ -36,7 +36,7 @@ from ..engine.tree import (
 from ..engine.tree_table import NO_RANGE, one_tree_table
 from ..utils.drift_param import DriftMixin
 from ..utils.estimator import ForestClassifierMixin, ForestLearnerMixin
-from ..utils.fast_path import NEW_UNITS, NO_UNITS, ONE, ONES, fast_call
+from ..utils.fast_path import FAST_MAX_ROWS, NEW_UNITS, NO_UNITS, ONE, ONES, fast_call
 from ..utils.parallel import fast_path_threads, map_trees, run_split
 from ._additive import accumulate_new_nodes, draw_multiplicities, sample_tree
 from ._forest_kernels import learn_forest_rows
@@ -130,6 +130,9 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         self.n_samples_seen_ += X.shape[0]
         store = self._store
         settings = self._learning_settings()
+        if X.shape[0] <= FAST_MAX_ROWS and self._extend_stored(ids, settings):
+            self._release_store_if_full()
+            return
 
         def learn_tree(tree):
             return _learn_tree(tree, store, ids, settings)
@@ -220,7 +223,6 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         if adapts:
             self._adapts_to_drift()  # raises for drift=None set after drift adaptation
         trees = state["trees_"]
-        scratch = state["_fast_scratch"]
         store = state["_store"]
         full = store.n + m > store.X.shape[0]
         if full:  # grown as the full path's ``SampleStore.append`` would
@@ -236,10 +238,7 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             if full:
                 store.X, store.keys, store.stats = arrays
             return False
-        work = scratch.work.get("extend")
-        if (work is None or work[0].shape[0] != n_features or work[3].shape[0] != len(trees)
-                or work[1].shape[0] < table.largest):  # trees re-sampled larger
-            work = scratch.work["extend"] = _extend_work(n_features, trees)
+        work = self._extend_work(table, trees, n_features)
         # the ids of the new points: kept by drift adaptation, else used in this call
         ids = work[5] if m == 1 and not adapts else np.empty(m, dtype=np.int64)
         scaled = self._fast_scaled(m, n_features) if units.shape[1] else X
@@ -268,20 +267,58 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             return True
         state["n_samples_seen_"] += m  # not a parameter: no __setattr__
         if left_over:
-            stops, leaves = work[3], work[4]
-            todo = [t for t in range(len(trees)) if stops[t] < m or leaves[t] >= 0]
-
-            def finish(a, b, k):
-                for t in todo[a:b]:
-                    _learn_tree(trees[t], store, ids, settings, int(stops[t]), int(leaves[t]))
-                return 0
-
-            run_split(finish, len(todo), n_threads)
-            if work[1].shape[0] < max(t.capacity for t in trees):
-                scratch.work["extend"] = _extend_work(n_features, trees)
+            self._finish_trees(trees, store, ids, settings, work, n_threads)
         if left_over or max_nodes < UNBOUNDED:
             self._release_store_if_full()
         return True
+
+    @fast_call
+    def _extend_stored(self, ids, settings):
+        """Extend every tree with the points ``ids``, just added to the store (the
+        full path's small batches), in the fast path's compiled call over all trees
+        (no new row: ``_extend_in_threads``), the trees it leaves finished tree by
+        tree. The same kernel as ``_learn_tree`` for each tree, so the same model;
+        one compiled call instead of a Python call per tree. Returns True, or None
+        when the scratch state is in use or the trees cannot share a table (the
+        caller then goes tree by tree)."""
+        trees = self.trees_
+        store = self._store
+        for tree in trees:  # as _learn_tree does first (nothing when they have room)
+            tree.ensure_sample_capacity(store.X.shape[0])
+        table = self._fast_table()
+        if table is None:
+            return None
+        work = self._extend_work(table, trees, store.X.shape[1])
+        n_threads = fast_path_threads(self.n_jobs, ids.shape[0], len(trees))
+        if self._extend_in_threads(table, store, ids, work, settings, n_threads):
+            self._finish_trees(trees, store, ids, settings, work, n_threads)
+        return True
+
+    def _extend_work(self, table, trees, n_features):
+        """The fast path's work arrays (``_extend_work``), kept in the scratch state
+        and made again when the trees outgrow them."""
+        work = self._fast_scratch.work.get("extend")
+        if (work is None or work[0].shape[0] != n_features or work[3].shape[0] != len(trees)
+                or work[1].shape[0] < table.largest):  # trees re-sampled larger
+            work = self._fast_scratch.work["extend"] = _extend_work(n_features, trees)
+        return work
+
+    def _finish_trees(self, trees, store, ids, settings, work, n_threads):
+        """Finish, tree by tree, the trees that the compiled call left to Python
+        (``stops`` and ``leaves`` in ``work``: the first point not learned and a
+        paused leaf to re-sample), in ``n_threads`` threads."""
+        stops, leaves = work[3], work[4]
+        n = ids.shape[0]
+        todo = [t for t in range(len(trees)) if stops[t] < n or leaves[t] >= 0]
+
+        def finish(a, b, k):
+            for t in todo[a:b]:
+                _learn_tree(trees[t], store, ids, settings, int(stops[t]), int(leaves[t]))
+            return 0
+
+        run_split(finish, len(todo), n_threads)
+        if work[1].shape[0] < max(t.capacity for t in trees):
+            self._fast_scratch.work["extend"] = _extend_work(store.X.shape[1], trees)
 
     def _extend_in_threads(self, table, store, ids, work, settings, n_threads):
         """Extend every tree of the fast path's ``table`` with the stored points
