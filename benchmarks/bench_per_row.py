@@ -30,7 +30,9 @@ Measures (targets, as ours / river rows per second in the same run):
   river ``forest.AMFRegressor.learn_one`` (>= 15x) on Elec2 with ``nswprice``
   (column 3) as the target and the 7 other columns as features;
 - for information only: ``MondrianKernelClassifier``/``Regressor`` (10 trees) and
-  ``MondrianBoostingClassifier`` ``partial_fit`` of one row.
+  ``MondrianBoostingClassifier`` ``partial_fit`` of one row, and that of
+  ``AMFClassifier`` and ``MondrianForestClassifier`` with a ``sample_weight`` per
+  row (uniform in [0.5, 2], seeded).
 
 Run ``python benchmarks/bench_per_row.py`` (1-2 minutes on 2 cores once the kernels are
 compiled) or ``--quick`` (about 15 s).
@@ -98,6 +100,20 @@ class Ours:
         X = self.X
         for i in range(start, stop):
             model.predict_proba(X[i:i + 1])
+
+
+class Weighted(Ours):
+    """``Ours`` with a ``sample_weight`` per row (uniform in [0.5, 2], seeded)."""
+
+    def __init__(self, label, make, X, y, classes=None):
+        super().__init__(label, make, X, y, classes)
+        self.weights = np.random.RandomState(0).uniform(0.5, 2.0, size=len(y))
+
+    def learn(self, model, start, stop):
+        X, y, w = self.X, self.y, self.weights
+        for i in range(start, stop):
+            model.partial_fit(X[i:i + 1], y[i:i + 1], sample_weight=w[i:i + 1])
+        return model
 
 
 class RiverStyle:
@@ -236,6 +252,11 @@ def classification_rows(name, X, y, args):
     if hasattr(MondrianKernelClassifier, "partial_fit"):
         info["MondrianKernelClassifier (n_trees=10)"] = Ours(
             "kernel", lambda: MondrianKernelClassifier(N_TREES, random_state=seed, n_jobs=1),
+            X, y, classes)
+    for label, make in (("AMFClassifier", AMFClassifier),
+                        ("MondrianForestClassifier", MondrianForestClassifier)):
+        info[f"{label} with `sample_weight`"] = Weighted(
+            f"{label} weighted", lambda make=make: make(N_TREES, random_state=seed, n_jobs=1),
             X, y, classes)
     if hasattr(MondrianBoostingClassifier, "partial_fit"):
         info["MondrianBoostingClassifier"] = Ours(

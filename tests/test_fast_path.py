@@ -242,6 +242,64 @@ def test_bad_rows_that_change_a_unit_are_refused(cls, bad):
 
 
 @pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
+def test_sample_weight_takes_the_fast_path_bit_for_bit(cls, monkeypatch):
+    """Positive weights given as a NumPy array take the fast path as often as no
+    weights do (a Mondrian forest's re-samplings take the full path either way); the
+    model is the one of the full path (weights given as a list, which takes it), bit
+    for bit, through rows that change the feature units and AMF's first rows kept."""
+    X, y = _widening(cls)
+    weights = np.random.RandomState(1).uniform(0.2, 3.0, size=len(y))
+    fast, full = (cls(n_estimators=3, random_state=4).partial_fit(
+        X[:20], y[:20], sample_weight=weights[:20]) for _ in range(2))
+    unweighted = cls(n_estimators=3, random_state=4).partial_fit(X[:20], y[:20])
+    calls = {id(fast): 0, id(unweighted): 0}
+    validated = type(fast)._partial_fit_full
+
+    def counted(self, *args):
+        if id(self) in calls:
+            calls[id(self)] += 1
+        return validated(self, *args)
+
+    monkeypatch.setattr(type(fast), "_partial_fit_full", counted)
+    batches = [(i, 1) for i in range(20, 400)] + [(i, 5) for i in range(400, 650, 5)]
+    for start, size in batches:
+        rows = slice(start, start + size)
+        fast.partial_fit(X[rows], y[rows], sample_weight=weights[rows])
+        full.partial_fit(X[rows], y[rows], sample_weight=list(weights[rows]))
+        unweighted.partial_fit(X[rows], y[rows])
+    assert calls[id(fast)] == calls[id(unweighted)] < len(batches) // 50
+    assert _same(_state(fast), _state(full))
+    assert np.array_equal(_predict(fast, X[650:]), _predict(full, X[650:]))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
+def test_weights_the_fast_path_leaves_to_the_full_path(cls):
+    """A weight of zero (the row teaches nothing), negative or not finite, or weights
+    of the wrong length, read-only or of another dtype: the same model, or the
+    same error, as scikit-learn's validation gives."""
+    X, y = _targets(cls)
+    model, reference = (cls(n_estimators=3, random_state=0).partial_fit(X[:50], y[:50])
+                        for _ in range(2))
+    zero = np.array([1.0, 0.0, 2.0])
+    model.partial_fit(X[50:53], y[50:53], sample_weight=zero)
+    reference.partial_fit(X[50:53], y[50:53], sample_weight=list(zero))
+    assert _same(_state(model), _state(reference))
+    before = _state(model)
+    for bad in (np.array([-1.0]), np.array([np.nan]), np.array([np.inf]),
+                np.array([1.0, 1.0])):
+        with pytest.raises(ValueError):
+            model.partial_fit(X[53:54], y[53:54], sample_weight=bad)
+        assert _same(_state(model), before)
+    read_only = np.array([2.0])
+    read_only.setflags(write=False)
+    model.partial_fit(X[53:54], y[53:54], sample_weight=read_only)
+    model.partial_fit(X[54:55], y[54:55], sample_weight=np.array([3], dtype=np.int32))
+    reference.partial_fit(X[53:54], y[53:54], sample_weight=[2.0])
+    reference.partial_fit(X[54:55], y[54:55], sample_weight=[3.0])
+    assert _same(_state(model), _state(reference))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
 @pytest.mark.parametrize("feature_scale", ["range", None])
 def test_read_only_rows(cls, feature_scale):
     pd = pytest.importorskip("pandas")

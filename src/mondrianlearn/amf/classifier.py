@@ -254,9 +254,12 @@ class AMFClassifier(ForestClassifierMixin, BaseAMF):
         """
         return self._partial_fit(X, y, sample_weight, classes)
 
-    def _partial_fit_fast(self, X, y):
-        """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
-        call must take the full path (nothing has changed then)."""
+    _fast_weighted = True
+
+    def _partial_fit_fast(self, X, y, weights=None):
+        """The fast path of ``partial_fit`` (see ``utils.fast_path``; ``weights``
+        from ``_fast_weights``, None for ones); False when the call must take the
+        full path (nothing has changed then)."""
         rows = self._fast_input(X, learning=True)
         if rows is None:
             return False
@@ -264,17 +267,19 @@ class AMFClassifier(ForestClassifierMixin, BaseAMF):
         keys = self._fast_keys(y, n_rows)
         if keys is None:
             return False
-        weights = ONE if n_rows == 1 else ONES[:n_rows]
+        given = weights
+        if weights is None:
+            weights = ONE if n_rows == 1 else ONES[:n_rows]
         done = self._learn_fast(learn_classifier_forest, rows, (keys, weights))
         if done is NEW_UNITS and self._move_units_for_row(rows[0]):
             done = self._learn_fast(learn_classifier_forest, (rows[0], self._units, True),
                                     (keys, weights))
         if done is NEW_UNITS:
-            return self._learn_new_units(rows[0], self.classes_[keys])
+            return self._learn_new_units(rows[0], self.classes_[keys], given)
         if not done:
             return False
         if "_first_rows" in self.__dict__:
-            self._keep_first_rows(X, y)
+            self._keep_first_rows(X, y, given)
         return True
 
     def _remember_fast_state(self):

@@ -241,9 +241,12 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         """
         return self._partial_fit(X, y, sample_weight)
 
-    def _partial_fit_fast(self, X, y):
-        """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
-        call must take the full path (nothing has changed then)."""
+    _fast_weighted = True
+
+    def _partial_fit_fast(self, X, y, weights=None):
+        """The fast path of ``partial_fit`` (see ``utils.fast_path``; ``weights``
+        from ``_fast_weights``, None for ones); False when the call must take the
+        full path (nothing has changed then)."""
         from ._forest_kernels import learn_regressor_forest
 
         rows = self._fast_input(X, learning=True)
@@ -254,7 +257,8 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         if targets is None:
             return False
         keys, z = self._target_keys(targets)
-        data = (keys, z, ONES[:n_rows], np.empty(n_rows), np.empty(n_rows))
+        data = (keys, z, ONES[:n_rows] if weights is None else weights, np.empty(n_rows),
+                np.empty(n_rows))
         done = self._learn_fast(learn_regressor_forest, rows, data)
         if done is NEW_UNITS:
             if not np.isfinite(targets).all():  # not yet checked when a unit changes
@@ -263,11 +267,11 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
                 done = self._learn_fast(learn_regressor_forest, (rows[0], self._units, True),
                                         data)
             if done is NEW_UNITS:
-                return self._learn_new_units(rows[0], targets)
+                return self._learn_new_units(rows[0], targets, weights)
         if not done:
             return False
         if "_first_rows" in self.__dict__:
-            self._keep_first_rows(X, targets)
+            self._keep_first_rows(X, targets, weights)
         return True
 
     def _remember_fast_state(self):

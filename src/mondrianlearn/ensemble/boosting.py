@@ -69,6 +69,8 @@ class MondrianBoostingClassifier(BaseMondrianForestClassifier):
         Voting weight of each tree.
     """
 
+    _fast_weighted = False  # its fast path boosts unit weights only
+
     _parameter_constraints = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "lifetime": [Interval(Real, 0, None, closed="right")],

@@ -210,9 +210,10 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
 
     # ----------------------------------------------------------------- fast path
     @fast_call
-    def _learn_fast(self, rows, keys, targets):
+    def _learn_fast(self, rows, keys, targets, weights=None):
         """Store the rows and extend every tree in one compiled call
-        (``learn_forest_rows``; ``rows = (X, units, follow)`` from ``_fast_input``);
+        (``learn_forest_rows``; ``rows = (X, units, follow)`` from ``_fast_input``,
+        ``weights`` from ``_fast_weights``, None for ones);
         trees that need room or a paused leaf re-sampled are finished by the full
         path. Returns False, with nothing changed, when the rows are refused, and
         ``NEW_UNITS`` when they are only because they change a feature unit."""
@@ -249,7 +250,8 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         # after, in parts (``_extend_in_threads``).
         left_over = learn_forest_rows(
             table.addresses, table.sizes, X, units, follow, scaled, keys,
-            ONE if m == 1 else ONES[:m], targets, store.X, store.keys, store.stats, store.n,
+            (ONE if m == 1 else ONES[:m]) if weights is None else weights, targets,
+            store.X, store.keys, store.stats, store.n,
             state["_feature_range"], _MAX_SCALED_TARGET, not adapts and n_threads == 1, ids,
             work[6], work[7], store.stats.shape[1], bootstrap, lifetime, pause_pure, mss,
             max_nodes, one_hot, *work[:5])
@@ -475,20 +477,23 @@ class BaseMondrianForestClassifier(ForestClassifierMixin, BaseMondrianForest):
     def _start(self, X, y, sample_weight):
         self._start_model(X.shape[1], len(self.classes_))
 
-    def _partial_fit_fast(self, X, y):
-        """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
-        call must take the full path (nothing has changed then)."""
+    _fast_weighted = True
+
+    def _partial_fit_fast(self, X, y, weights=None):
+        """The fast path of ``partial_fit`` (see ``utils.fast_path``; ``weights``
+        from ``_fast_weights``, None for ones); False when the call must take the
+        full path (nothing has changed then)."""
         rows = self._fast_input(X, learning=True)
         if rows is None:
             return False
         keys = self._fast_keys(y, rows[0].shape[0])
         if keys is None:
             return False
-        done = self._learn_fast(rows, keys, _NO_TARGETS)
+        done = self._learn_fast(rows, keys, _NO_TARGETS, weights)
         if done is NEW_UNITS and self._move_units_for_row(rows[0]):
-            done = self._learn_fast((rows[0], self._units, True), keys, _NO_TARGETS)
+            done = self._learn_fast((rows[0], self._units, True), keys, _NO_TARGETS, weights)
         if done is NEW_UNITS:
-            return self._learn_new_units(rows[0], self.classes_[keys])
+            return self._learn_new_units(rows[0], self.classes_[keys], weights)
         return bool(done)
 
     def _learn_weighted_rows(self, X, y, sample_weight):

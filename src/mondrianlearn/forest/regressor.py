@@ -237,9 +237,12 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
         """
         return self._partial_fit(X, y, sample_weight)
 
-    def _partial_fit_fast(self, X, y):
-        """The fast path of ``partial_fit`` (see ``utils.fast_path``); False when the
-        call must take the full path (nothing has changed then)."""
+    _fast_weighted = True
+
+    def _partial_fit_fast(self, X, y, weights=None):
+        """The fast path of ``partial_fit`` (see ``utils.fast_path``; ``weights``
+        from ``_fast_weights``, None for ones); False when the call must take the
+        full path (nothing has changed then)."""
         rows = self._fast_input(X, learning=True)
         if rows is None:
             return False
@@ -249,14 +252,14 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
             return False
         z = (y - self._y_offset) / self._y_scale
         keys = _ZERO_KEY if n_rows == 1 else np.zeros(n_rows, dtype=np.int64)
-        done = self._learn_fast(rows, keys, z)
+        done = self._learn_fast(rows, keys, z, weights)
         if done is NEW_UNITS:
             if not np.isfinite(y).all():  # not yet checked when a unit changes
                 return False
             if self._move_units_for_row(rows[0]):
-                done = self._learn_fast((rows[0], self._units, True), keys, z)
+                done = self._learn_fast((rows[0], self._units, True), keys, z, weights)
             if done is NEW_UNITS:
-                return self._learn_new_units(rows[0], y)
+                return self._learn_new_units(rows[0], y, weights)
         return bool(done)
 
     def _start(self, X, y, sample_weight):

@@ -198,9 +198,14 @@ class ForestLearnerMixin(TreeModelMixin):
 
     def _partial_fit(self, X, y, sample_weight, classes=None):
         """``partial_fit``: the fast path when the call qualifies, else full validation."""
-        if (sample_weight is None and (classes is None or self._fast_classes(classes))
-                and self._partial_fit_fast(X, y)):
-            return self
+        if classes is None or self._fast_classes(classes):
+            if sample_weight is None:
+                if self._partial_fit_fast(X, y):
+                    return self
+            elif self._fast_weighted:
+                weights = self._fast_weights(sample_weight, X)
+                if weights is not None and self._partial_fit_fast(X, y, weights):
+                    return self
         return self._partial_fit_full(X, y, sample_weight, classes)
 
     @_fit_context(prefer_skip_nested_validation=True)

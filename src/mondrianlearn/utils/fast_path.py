@@ -12,7 +12,8 @@ attribute reads decide:
   columns (pandas input goes through full validation, which checks the names);
 - labels are ones the model knows (classifiers), given as a NumPy array or a list;
   ``classes`` is not given, or given again as the model's classes
-  (``_fast_classes``); there is no ``sample_weight``;
+  (``_fast_classes``); ``sample_weight`` is not given or, for the forests and AMF,
+  is a NumPy array of positive finite weights, one per row (``_fast_weights``);
 - rows to learn reach nothing pending in the units (``utils.feature_scale``: a
   re-sampling, the first rows kept), and change no feature unit, or (one row)
   change one by a rescaling of the trees in place, which the fast path makes
@@ -99,6 +100,10 @@ class FastPathMixin:
     validated ``fit``/``partial_fit``; :meth:`_fast_X` then accepts the ``X`` of a
     later call, or returns ``None`` for the full path.
     """
+
+    _fast_weighted = False
+    """Whether the fast path of ``partial_fit`` takes ``sample_weight``
+    (``_fast_weights``)."""
 
     def __setattr__(self, name, value):
         # Setting a parameter (``set_params`` or plain assignment) sends the next
@@ -225,16 +230,38 @@ class FastPathMixin:
             return self._fast_keys(y, n_rows)
         return self._fast_targets(y, n_rows)
 
-    def _learn_new_units(self, X, y):
+    def _fast_weights(self, sample_weight, X):
+        """``sample_weight`` as the fast path's weights of the rows of ``X``: a
+        C-contiguous, writable float64 array of one positive finite weight per row,
+        or None when the call must take the full path (which checks the weights as
+        scikit-learn does, and learns nothing from rows of weight zero)."""
+        if (type(sample_weight) is not np.ndarray or type(X) is not np.ndarray
+                or X.ndim != 2 or sample_weight.shape != (X.shape[0],)):
+            return None
+        flags = sample_weight.flags
+        if (sample_weight.dtype is not _FLOAT64
+                or not (flags.c_contiguous and flags.writeable)):
+            if sample_weight.dtype.kind not in "fiu":
+                return None
+            sample_weight = np.array(sample_weight, dtype=np.float64)
+        if sample_weight.shape[0] == 1:
+            if not 0.0 < sample_weight[0] < np.inf:  # NaN fails too
+                return None
+        elif not ((sample_weight > 0.0).all() and (sample_weight < np.inf).all()):
+            return None
+        return sample_weight
+
+    def _learn_new_units(self, X, y, weights=None):
         """Learn rows that the fast path refused only because they change a feature
-        unit (``X`` from :meth:`_fast_input`, ``y`` labels it accepted), as the full
-        path does (``_learn_in_units``) but without scikit-learn's validation, whose
-        checks of type, width and labels the fast path made. Returns False, with
+        unit (``X`` from :meth:`_fast_input`, ``y`` labels it accepted, ``weights``
+        from :meth:`_fast_weights` or None for ones), as the full path does
+        (``_learn_in_units``) but without scikit-learn's validation, whose checks of
+        type, width, labels and weights the fast path made. Returns False, with
         nothing changed, for rows the full path must refuse (a value not finite, a
         range that overflows): it then raises the usual error."""
         if not self._finite_in_range(X):
             return False
-        self._learn_in_units(X, y, np.ones(X.shape[0]))
+        self._learn_in_units(X, y, np.ones(X.shape[0]) if weights is None else weights)
         self._remember_fast_state()
         return True
 

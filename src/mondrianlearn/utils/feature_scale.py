@@ -737,16 +737,17 @@ class FeatureScaleMixin:
                     self._units_due = NOT_DUE
         return None
 
-    def _keep_first_rows(self, X, y):
-        """After the fast path learned ``X`` (units of ``X``) and ``y`` with weight 1:
-        keep them as ``_learn_pieces`` keeps the rows it learns (relative to the
-        origin), while the model keeps its first rows."""
+    def _keep_first_rows(self, X, y, weights=None):
+        """After the fast path learned ``X`` (units of ``X``) and ``y`` with
+        ``weights`` (None: 1): keep them as ``_learn_pieces`` keeps the rows it
+        learns (relative to the origin), while the model keeps its first rows."""
         kept = self.__dict__.get("_first_rows")
         if kept is None:
             return
         room = RESAMPLE_FREELY_BELOW - sum(map(len, kept[1]))
         n = X.shape[0]
-        for part, rows in zip(kept, (self._shifted(X), np.asarray(y), np.ones(n))):
+        weights = np.ones(n) if weights is None else weights
+        for part, rows in zip(kept, (self._shifted(X), np.asarray(y), weights)):
             part.append(np.array(rows[:room]))
         if n >= room:
             del self._first_rows  # the model holds enough rows: rescale in place
