@@ -272,9 +272,12 @@ class DriftState:
 
     # ---------------------------------------------------------------- new trees
     def new_tree(self, template, n_features, max_nodes):
-        """An empty tree with the node statistics of ``template``, room for a
-        quarter of its nodes, and a random stream drawn from the state's own."""
-        capacity = int(min(max_nodes, max(64, template.n_nodes // 4)))
+        """An empty tree with the node statistics of ``template``, room for as many
+        nodes as it has (a tree that takes over grows to about that size; room for a
+        quarter cost one more copy of each such tree as it grew, and the unused rows
+        are zeros, which take memory only once written), and a random stream drawn
+        from the state's own."""
+        capacity = int(min(max_nodes, max(64, template.n_nodes)))
         stats = {name: np.zeros((capacity,) + array.shape[1:])
                  for name, array in template.node_stats.items()}
         return TreeState(n_features, K.child_stream(self.rng), stats,
