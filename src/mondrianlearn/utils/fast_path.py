@@ -338,7 +338,8 @@ class FastPathMixin:
         if type(y) is np.ndarray:
             if y.ndim != 1 or y.shape[0] != n_rows:
                 return None
-            labels = y if n_rows == 1 else y.tolist()
+            # Python scalars, as the keys of the index are (faster to hash)
+            labels = y.tolist()
         elif type(y) is list and len(y) == n_rows:
             labels = y
         else:
