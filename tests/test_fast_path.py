@@ -273,6 +273,24 @@ def test_sample_weight_takes_the_fast_path_bit_for_bit(cls, monkeypatch):
 
 
 @pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
+def test_sample_weight_with_drift_adaptation_bit_for_bit(cls):
+    """The same with ``drift="adwin"``: weighted rows on the fast path give the
+    validated path's model and drift events, through a change of concept."""
+    X, y = _targets(cls)
+    y = y.copy()
+    y[200:] = 1 - y[200:] if cls in CLASSIFIERS else -y[200:]
+    weights = np.random.RandomState(2).uniform(0.2, 3.0, size=len(y))
+    fast, full = (cls(n_estimators=3, random_state=0, drift="adwin").partial_fit(
+        X[:20], y[:20], sample_weight=weights[:20]) for _ in range(2))
+    for i in range(20, 380):
+        fast.partial_fit(X[i:i + 1], y[i:i + 1], sample_weight=weights[i:i + 1])
+        full.partial_fit(X[i:i + 1], y[i:i + 1], sample_weight=[weights[i]])
+    events = [m._drift_state.events[: m._drift_state.n_events] for m in (fast, full)]
+    assert events[0].shape[0] > 0 and np.array_equal(*events)
+    assert np.array_equal(_predict(fast, X[380:]), _predict(full, X[380:]))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + REGRESSORS)
 def test_weights_the_fast_path_leaves_to_the_full_path(cls):
     """A weight of zero (the row teaches nothing), negative or not finite, or weights
     of the wrong length, read-only or of another dtype: the same model, or the
