@@ -208,7 +208,7 @@ def test_a_bad_row_refused_when_the_store_is_full_leaves_it_as_it_was(cls):
     model = cls(n_estimators=3, random_state=0, feature_scale=None).partial_fit(X[:300], y[:300])
     store = model._store
     arrays = store.X, store.keys, store.stats
-    before = _state(model)
+    before, pickled = _state(model), pickle.dumps(model)
     row = X[300:301].copy()
     row[0, 1] = np.nan
     with pytest.raises(ValueError):
@@ -216,6 +216,7 @@ def test_a_bad_row_refused_when_the_store_is_full_leaves_it_as_it_was(cls):
     assert all(a is b for a, b in zip((store.X, store.keys, store.stats), arrays))
     assert store.n == 300
     assert _same(_state(model), before)
+    assert pickle.dumps(model) == pickled  # the trees' point links too
     model.partial_fit(X[300:301], y[300:301])  # and it goes on learning
     assert store.n == 301
 

@@ -228,6 +228,7 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         full = store.n + m > store.X.shape[0]
         if full:  # grown as the full path's ``SampleStore.append`` would
             arrays = store.X, store.keys, store.stats
+            links = [(tree.sample_next, tree.sample_mult) for tree in trees]
             store.reserve(store.n + m)
             # The trees' point links follow, here rather than tree by tree in
             # Python after the kernel turns them down (capacity changes no result;
@@ -237,7 +238,7 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         table = self._fast_table()
         if table is None:
             if full:
-                store.X, store.keys, store.stats = arrays
+                _give_back(store, arrays, trees, links)
             return False
         work = self._extend_work(table, trees, n_features)
         # the ids of the new points: kept by drift adaptation, else used in this call
@@ -258,8 +259,8 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         if left_over == 0 and n_threads > 1:
             left_over = self._extend_in_threads(table, store, ids, work, settings, n_threads)
         if left_over < 0:
-            if full:  # nothing changed: not even the store's capacity
-                store.X, store.keys, store.stats = arrays
+            if full:  # nothing changed: not even the capacity of the store or links
+                _give_back(store, arrays, trees, links)
             return NEW_UNITS if left_over == -2 else False
         store.n += m
         if adapts:
@@ -625,6 +626,17 @@ def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
         return int(stops[0])
 
     learn_rows(tree, run_kernel, position, ids.shape[0], limit=max_nodes, pending=regrowth)
+
+
+def _give_back(store, arrays, trees, links):
+    """Put back the store's arrays and the trees' point links that a refused fast-path
+    call grew (a refused call leaves the model byte for byte as it was)."""
+    store.X, store.keys, store.stats = arrays
+    for tree, (sample_next, sample_mult) in zip(trees, links):
+        if tree.sample_next is not sample_next:
+            tree.sample_next = sample_next
+        if tree.sample_mult is not sample_mult:
+            tree.sample_mult = sample_mult
 
 
 def _extend_work(n_features, trees):
