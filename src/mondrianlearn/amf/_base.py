@@ -33,6 +33,8 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
     """Base class: subclasses define the node statistics (``_start``) and the
     learning kernel."""
 
+    _fast_weighted = True  # sample_weight on the fast path (utils.fast_path)
+
     _parameter_constraints = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "step": [Interval(Real, 0, None, closed="neither")],

@@ -73,6 +73,7 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
     }
 
     _fast_stats = ("stats",)  # per-node arrays in the fast path's tree table
+    _fast_weighted = True  # sample_weight on the fast path (utils.fast_path)
 
     # Set by subclasses: pause blocks of one label (classification), and whether
     # each point's statistics row is one-hot at its label key (class counts).
@@ -477,8 +478,6 @@ class BaseMondrianForestClassifier(ForestClassifierMixin, BaseMondrianForest):
 
     def _start(self, X, y, sample_weight):
         self._start_model(X.shape[1], len(self.classes_))
-
-    _fast_weighted = True
 
     def _partial_fit_fast(self, X, y, weights=None):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``; ``weights``

@@ -237,8 +237,6 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
         """
         return self._partial_fit(X, y, sample_weight)
 
-    _fast_weighted = True
-
     def _partial_fit_fast(self, X, y, weights=None):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``; ``weights``
         from ``_fast_weights``, None for ones); False when the call must take the
