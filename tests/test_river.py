@@ -94,6 +94,29 @@ def test_features_first_seen_late_and_missing_features():
     assert set(proba) == {0, 1} and sum(proba.values()) == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("cls", [mlr.MondrianForestClassifier, mlr.AMFClassifier,
+                                 mlr.MondrianForestRegressor, mlr.AMFRegressor])
+@pytest.mark.parametrize("feature_scale", [None, "range"])
+def test_a_feature_first_seen_late_changes_nothing_between_the_paths(cls, feature_scale):
+    """After a new feature, one-row predictions (the fast path) equal those of a batch
+    too large for it: every setting that depends on the number of features (the
+    Mondrian forest's default discount, 10 per feature) follows it on both paths."""
+    rng = np.random.RandomState(0)
+    model = cls(n_estimators=3, seed=0, feature_scale=feature_scale)
+    for i in range(200):
+        x = {"a": rng.rand(), "b": rng.rand()}
+        model.learn_one(x, int(x["a"] > 0.5))
+    for i in range(20):
+        x = {"a": rng.rand(), "b": rng.rand(), "c": 0.5}
+        model.learn_one(x, int(x["a"] > 0.5))
+    inner = model._model
+    assert inner.n_features_in_ == 3
+    X = np.column_stack([rng.rand(600, 2), np.full(600, 0.5)])
+    predict = inner.predict_proba if hasattr(inner, "predict_proba") else inner.predict
+    assert np.array_equal(np.vstack([predict(X[i:i + 1]) for i in range(600)]).ravel(),
+                          predict(X).ravel())
+
+
 @AMF_PREDICT_BUG
 def test_learn_many_and_predict_many():
     pd = pytest.importorskip("pandas")

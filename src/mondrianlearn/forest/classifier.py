@@ -159,10 +159,6 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
         self.feature_scale = feature_scale
         self.drift = drift
 
-    def _remember_fast_state(self):
-        super()._remember_fast_state()
-        self._fast_predict_args = (self._gamma(), self._max_depth_value())
-
     # ---------------------------------------------------------------- prediction
     @fast_call
     def _predict_proba_fast(self, X, units=NO_UNITS):
@@ -176,7 +172,7 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
         n_classes = state["classes_"].shape[0]
         scaled = self._fast_scaled(n_rows, n_features) if units.shape[1] else X
         out = np.zeros((n_rows, n_classes))
-        gamma, max_depth = state["_fast_predict_args"]
+        gamma, max_depth = self._gamma(), self._max_depth_value()  # gamma: features may be added
         work = self._predict_work(n_features, n_classes)
         status = predict_proba_forest(table.addresses, table.sizes, X, units, scaled,
                                       n_classes, gamma, max_depth, 0.0, out, *work, False)
