@@ -103,10 +103,10 @@ def test_a_feature_first_seen_late_changes_nothing_between_the_paths(cls, featur
     Mondrian forest's default discount, 10 per feature) follows it on both paths."""
     rng = np.random.RandomState(0)
     model = cls(n_estimators=3, seed=0, feature_scale=feature_scale)
-    for i in range(200):
+    for _ in range(200):
         x = {"a": rng.rand(), "b": rng.rand()}
         model.learn_one(x, int(x["a"] > 0.5))
-    for i in range(20):
+    for _ in range(20):
         x = {"a": rng.rand(), "b": rng.rand(), "c": 0.5}
         model.learn_one(x, int(x["a"] > 0.5))
     inner = model._model
