@@ -203,7 +203,7 @@ def test_a_tree_resampled_online_gets_the_room_of_a_growth_step(n_points):
 def test_rows_right_after_a_resampling_do_not_grow_the_trees():
     # On Elec2 the forest re-samples its trees as the date doubles its range; the
     # rows that follow go into the room the re-sampling reserved (without it, trees
-    # were copied into larger storage 5 times after the first re-sampling here).
+    # were copied into larger storage within a few rows of each re-sampling).
     X, y = load_electricity(1300)
     model = MondrianForestClassifier(n_estimators=10, random_state=0)
     model.partial_fit(X[:300], y[:300])

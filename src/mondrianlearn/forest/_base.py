@@ -37,7 +37,7 @@ from ..engine.tree_table import NO_RANGE, one_tree_table
 from ..utils.drift_param import DriftMixin
 from ..utils.estimator import ForestClassifierMixin, ForestLearnerMixin
 from ..utils.fast_path import FAST_MAX_ROWS, NEW_UNITS, NO_UNITS, ONE, ONES, fast_call
-from ..utils.parallel import fast_path_threads, map_trees, run_split
+from ..utils.parallel import fast_path_threads, map_trees, run_each, run_split
 from ._additive import accumulate_new_nodes, draw_multiplicities, sample_tree
 from ._forest_kernels import learn_forest_rows
 from ._smoothing import ikn_posterior
@@ -314,13 +314,8 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         stops, leaves = work[3], work[4]
         n = ids.shape[0]
         todo = [t for t in range(len(trees)) if stops[t] < n or leaves[t] >= 0]
-
-        def finish(a, b, k):
-            for t in todo[a:b]:
-                _learn_tree(trees[t], store, ids, settings, int(stops[t]), int(leaves[t]))
-            return 0
-
-        run_split(finish, len(todo), n_threads)
+        run_each(lambda t: _learn_tree(trees[t], store, ids, settings, int(stops[t]),
+                                       int(leaves[t])), todo, n_threads)
         if work[1].shape[0] < max(t.capacity for t in trees):
             self._fast_scratch.work["extend"] = _extend_work(store.X.shape[1], trees)
 

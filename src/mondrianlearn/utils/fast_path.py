@@ -141,29 +141,21 @@ class FastPathMixin:
             table = self._fast_scratch.table = TreeTable(self._fast_stats)
         return table if table.refresh(self.trees_) else None
 
-    def _fast_eligible(self, X):
-        """Whether a call on ``X`` may take the fast path, as far as the array's type,
-        shape and the model's state tell: a 2-D ``numpy.ndarray`` of 1 to
-        ``FAST_MAX_ROWS`` rows of the fitted width, parameters validated since they
-        last changed, no column names to check."""
-        if type(X) is not np.ndarray or X.ndim != 2 or not 0 < X.shape[0] <= FAST_MAX_ROWS:
-            return False
-        state = self.__dict__
-        return ("_fast_params" in state and "feature_names_in_" not in state
-                and X.shape[1] == state["n_features_in_"])
-
     def _fast_input(self, X, learning=False):
         """``(X, units, follow)`` for a kernel that puts the rows in the model's units
         itself (``utils.feature_scale.rows_in_units``), if this call may take the
-        fast path, else None.
+        fast path (a 2-D ``numpy.ndarray`` of 1 to ``FAST_MAX_ROWS`` rows of the
+        fitted width, parameters validated since they last changed, no column names
+        to check; rows to learn in units that follow the range reach no re-learning
+        or re-sampling, ``_units_due``), else None.
 
         ``X`` is C-contiguous, writable float64 (one array type for the kernels), in
         the units of the caller; ``units`` the model's units (rows: unit, 1 / unit, origin),
         or :data:`NO_UNITS`; ``follow`` whether the rows must be refused when they
-        would change a unit (rows to learn, units that follow the range). The same
-        conditions as :meth:`_fast_X`, whose compiled part the kernel does. (Written
-        out in one function: it runs on every call of a row or a few, where each
-        Python call counts beside the compiled work.)
+        would change a unit (rows to learn, units that follow the range); the
+        kernel does the rest of the check (:meth:`_fast_X` for kernels that take
+        rows in units). (Written out in one function: it runs on every call of a row
+        or a few, where each Python call counts beside the compiled work.)
         """
         if type(X) is not np.ndarray:
             return None
@@ -183,24 +175,14 @@ class FastPathMixin:
         if units is None:
             return X, NO_UNITS, False
         if learning and state["_units_follow_range"]:
-            # _units_open, inline
+            # nothing pending in the units within these rows (while AMF keeps its
+            # first rows, rows that keep the units may be learned: it keeps them)
             due = NOT_DUE if "_first_rows" in state else state["_units_due"]
             if (state.get("_feature_range") is None
                     or state["n_samples_seen_"] + shape[0] > due):
                 return None
             return X, units, True
         return X, units, False
-
-    def _units_open(self, n_rows):
-        """Whether ``n_rows`` rows to learn may take the fast path in units that follow
-        the range: the model has a range, and no re-learning or re-sampling is due
-        (``_units_due``) within them. While AMF keeps its first rows
-        (``_first_rows``), rows that leave the units as they are may be learned
-        there; the caller keeps them."""
-        state = self.__dict__
-        due = NOT_DUE if "_first_rows" in state else state["_units_due"]
-        return (state.get("_feature_range") is not None
-                and state["n_samples_seen_"] + n_rows <= due)
 
     def _fast_checked(self, X):
         """``(X, units)`` for the fast path of a call on rows already checked (a
@@ -267,29 +249,26 @@ class FastPathMixin:
 
     def _fast_X(self, X, learning=False):
         """``X`` as a C-contiguous float64 array in the model's units
-        (``utils.feature_scale``) if this call may take the fast path, else None.
+        (``utils.feature_scale``) if this call may take the fast path, else None: the
+        rows of :meth:`_fast_input`, put in units here (for kernels that take rows
+        in units).
 
         Rows to learn (``learning``) that would change a unit, or hold a value that is
         not finite, take the full path.
         """
-        if not self._fast_eligible(X):
+        rows = self._fast_input(X, learning)
+        if rows is None:
             return None
-        state = self.__dict__
-        if X.dtype != np.float64 or not X.flags.c_contiguous:
-            if X.dtype.kind not in "fiu":
+        X, units, follow = rows
+        if not units.shape[1]:
+            return X
+        out = np.empty_like(X)
+        if follow:
+            if scale_rows(X, units, self._feature_range, out):
                 return None
-            X = np.ascontiguousarray(X, dtype=np.float64)
-        units = state.get("_units")
-        if units is not None:
-            out = np.empty_like(X)
-            if learning and state["_units_follow_range"]:
-                if (not self._units_open(X.shape[0])
-                        or scale_rows(X, units, state["_feature_range"], out)):
-                    return None
-            else:
-                to_units(X, units, out)
-            return out
-        return X
+        else:
+            to_units(X, units, out)
+        return out
 
     def _fast_rows(self, X, y):
         """``(X, labels)`` for the fast path of ``partial_fit``, or None: class keys

@@ -70,6 +70,19 @@ def run_split(function, n_items, n_threads):
     return total + sum(future.result() for future in others)
 
 
+def run_each(function, items, n_threads):
+    """``function(item)`` for each of ``items``, in ``n_threads`` contiguous parts run
+    at once (``run_split``): the fast path finishing the trees that its compiled call
+    left to Python."""
+
+    def part(a, b, k):
+        for item in items[a:b]:
+            function(item)
+        return 0
+
+    run_split(part, len(items), n_threads)
+
+
 def _load_kernel(module, name):
     return getattr(importlib.import_module(module), name)
 
