@@ -17,7 +17,7 @@ from ..engine.layout import RENUMBER_FROM_NODES
 from ..engine.storage import learn_rows
 from ..engine.tree import TreeState
 from ..engine.tree_table import NO_RANGE, one_tree_table
-from ..utils.drift_param import DriftMixin
+from ..utils.drift_param import DriftMixin, drift_module
 from ..utils.estimator import ForestLearnerMixin
 from ..utils.fast_path import NEW_UNITS, NO_UNITS, fast_call
 from ..utils.feature_scale import rows_in_units, to_units
@@ -173,12 +173,10 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
         state = self.__dict__
         scaled = self._fast_scaled(n_rows, n_features) if units.shape[1] else X
         if state.get("drift") is not None or state.get("_drift_state") is not None:
-            from ..drift import learn_fast
-
             self._adapts_to_drift()  # raises for drift=None set after drift adaptation
             if units.shape[1] and rows_in_units(X, units, follow, self._feature_range, scaled):
                 return False
-            return learn_fast(self, scaled, data)
+            return drift_module().learn_fast(self, scaled, data)
         trees = state["trees_"]
         scratch = state["_fast_scratch"]
         table = self._fast_table()
@@ -246,13 +244,11 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
         n_rows, n_features = X.shape
         state = self.__dict__
         if state.get("_drift_state") is not None:
-            from ..drift import predict_fast
-
             if units.shape[1]:
                 scaled = np.empty_like(X)
                 to_units(X, units, scaled)
                 X = scaled
-            return predict_fast(self, X, n_outputs)
+            return drift_module().predict_fast(self, X, n_outputs)
         scratch = state["_fast_scratch"]
         table = self._fast_table()
         if table is None:

@@ -5,6 +5,7 @@ import numpy as np
 from ..utils.estimator import ForestRegressorMixin
 from ..utils.fast_path import FAST_MAX_ROWS, NEW_UNITS, NO_UNITS, ONES
 from ._base import BaseAMF
+from ._forest_kernels import learn_regressor_forest, predict_value_forest
 
 STEP = 64.0
 """Default learning rate of the exponential weights, for losses in units of the
@@ -245,8 +246,6 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``; ``weights``
         from ``_fast_weights``, None for ones); False when the call must take the
         full path (nothing has changed then)."""
-        from ._forest_kernels import learn_regressor_forest
-
         rows = self._fast_input(X, learning=True)
         if rows is None:
             return False
@@ -325,8 +324,6 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
     def _tree_learner(self, X, keys, y, weights, prior, spread):
         """``run(tree, start)``: learn rows ``start:`` in one tree (see ``_learn``;
         ``prior`` and ``spread`` filled by ``target_moments``)."""
-        from ._forest_kernels import learn_regressor_forest
-
         return self._table_learner(
             learn_regressor_forest, X, (keys, y, weights, prior, spread),
             (self._y_moments, float(self.step), bool(self.split_pure), bool(self.bootstrap),
@@ -357,8 +354,6 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
     def _predict_mean_fast(self, X, units=NO_UNITS):
         """All trees in one compiled call (see ``utils.fast_path``; ``X`` read in
         ``units``), or None."""
-        from ._forest_kernels import predict_value_forest
-
         value = self._predict_fast(predict_value_forest, X, 0, units)
         return None if value is None else self._y_offset + value
 

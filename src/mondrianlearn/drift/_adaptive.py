@@ -65,6 +65,7 @@ from numbers import Integral, Real
 
 import numpy as np
 
+from ..amf._forest_kernels import prediction_work
 from ..engine.random import spawn_states
 from ..engine.storage import must_grow
 from ..engine.tree import META_MAX_LEAF_POINTS, UNBOUNDED, TreeState
@@ -278,7 +279,8 @@ class DriftState:
         are zeros, which take memory only once written), and a random stream drawn
         from the state's own."""
         capacity = int(min(max_nodes, max(64, template.n_nodes)))
-        stats = {name: np.zeros((capacity,) + array.shape[1:])
+        # no rows: the tree makes its arrays of ``capacity`` rows (zeros) itself
+        stats = {name: np.zeros((0,) + array.shape[1:])
                  for name, array in template.node_stats.items()}
         return TreeState(n_features, K.child_stream(self.rng), stats,
                          keep_samples=self.stores_points or template.keep_samples,
@@ -425,8 +427,6 @@ def _learn_work(state, n_features, capacity):
     floats), excess, path, no_samples, forecast work)`` for trees of up to
     ``capacity`` nodes (the last: ``amf._forest_kernels.prediction_work``, used by
     the regressors)."""
-    from ..amf._forest_kernels import prediction_work
-
     n_nodes = max(capacity, 1024)
     forecast_work = prediction_work(n_nodes, n_features, 1)
     state._learn_work = (
@@ -776,8 +776,6 @@ def predict_fast(model, X, n_outputs):
     each tree reading them with its feature weights, in one compiled call:
     class probabilities (``n_outputs`` classes) or regression means relative to the
     model's offset (``n_outputs`` 0). None when the rows are refused (not finite)."""
-    from ..amf._forest_kernels import prediction_work
-
     state = model.__dict__.get("_drift_state")
     if state is None:
         return None

@@ -34,7 +34,7 @@ from ..engine.tree import (
     TreeState,
 )
 from ..engine.tree_table import NO_RANGE, one_tree_table
-from ..utils.drift_param import DriftMixin
+from ..utils.drift_param import DriftMixin, drift_module
 from ..utils.estimator import ForestClassifierMixin, ForestLearnerMixin
 from ..utils.fast_path import FAST_MAX_ROWS, NEW_UNITS, NO_UNITS, ONE, ONES, fast_call
 from ..utils.parallel import fast_path_threads, map_trees, run_each, run_split
@@ -265,9 +265,7 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             return NEW_UNITS if left_over == -2 else False
         store.n += m
         if adapts:
-            from ..drift import learn_points
-
-            learn_points(self, ids, fast=True)
+            drift_module().learn_points(self, ids, fast=True)
             return True
         state["n_samples_seen_"] += m  # not a parameter: no __setattr__
         if left_over:

@@ -7,6 +7,7 @@ from ..utils.estimator import ForestRegressorMixin
 from ..utils.fast_path import FAST_MAX_ROWS, NEW_UNITS, NO_UNITS, fast_call
 from ..utils.parallel import map_trees
 from ._base import _MAX_SCALED_TARGET, BaseMondrianForest
+from ._forest_kernels import predict_mean_forest
 from ._smoothing import (
     node_moments,
     node_variances,
@@ -319,8 +320,6 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
     def _predict_mean_fast(self, X, units=NO_UNITS):
         """The mean, all trees in one compiled call (see ``utils.fast_path``; ``X``
         read in ``units``), or None."""
-        from ._forest_kernels import predict_mean_forest
-
         table = self._fast_table()
         if table is None:
             return None

@@ -13,6 +13,22 @@ DRIFT_CONSTRAINT = [StrOptions({"adwin"}), dict, None]
 :func:`mondrianlearn.drift.drift_settings`)."""
 
 
+_DRIFT = []
+
+
+def drift_module():
+    """:mod:`mondrianlearn.drift`, imported on first use (it imports the models'
+    kernels, so the models cannot import it when they load). The per-call paths
+    reach it through here: an ``import`` statement in a function costs about a
+    microsecond on every call, even once the module is loaded, which counts beside
+    the compiled work of one row."""
+    if not _DRIFT:
+        from .. import drift
+
+        _DRIFT.append(drift)
+    return _DRIFT[0]
+
+
 class DriftMixin:
     """``drift`` parameter support for an estimator with ``trees_``."""
 
