@@ -314,6 +314,52 @@ def test_regressor_matches_brute_force_over_prunings(seed, step, scoring, extend
 
 
 @pytest.mark.parametrize("seed", range(4))
+def test_one_row_leaf_cell_predictions_match_brute_force(seed):
+    """A row predicted alone from the leaf cell (``temporary_extension=False``), in a
+    tree of more than 12 nodes, takes one pass down the tree with no memo
+    (``_path_sums._leaf_cell_classes``, ``_leaf_cell_value``): the same brute force
+    over prunings as a batch, and the batch's prediction bit for bit."""
+    n_classes, step, alpha = 3, 1.0, 0.2
+    X = _small_stream(seed, 12)
+    y = np.random.RandomState(seed).randint(n_classes, size=12)
+    clf = AMFClassifier(n_estimators=1, step=step, dirichlet=alpha, split_pure=True,
+                        feature_scale=None, random_state=seed)
+    clf.partial_fit(X[:6], y[:6], classes=np.arange(n_classes))
+    clf.partial_fit(X[6:], y[6:])
+    tree = _Tree(clf.trees_[0].arrays)
+    assert tree.n_nodes > 12  # a row alone does not take the whole-tree pass
+
+    def loss(points, i):
+        return -math.log(_class_forecast(points, n_classes, alpha, 1.0)[y[i]])
+
+    losses, points = _replay(tree, clf._in_units(X), y, np.ones(12), loss, True)
+    preds = [_class_forecast(p, n_classes, alpha) for p in points]
+    T = _test_points(X, seed)
+    expected = np.array([_brute_force_prediction(tree, x, losses, preds,
+                                                 np.full(n_classes, 1.0 / n_classes), step,
+                                                 False)
+                         for x in clf._in_units(T).tolist()])
+    alone = np.vstack([clf.predict_proba(T[i:i + 1]) for i in range(len(T))])
+    np.testing.assert_allclose(alone, expected, rtol=0, atol=1e-10)
+    np.testing.assert_array_equal(alone, clf.predict_proba(T))
+
+    X, y, weights = _regression_stream(seed, n=12)
+    reg = _fit_regressor(seed, X, y, weights, n_estimators=1, step=step)
+    tree = _Tree(reg.trees_[0].arrays)
+    assert tree.n_nodes > 12
+    z, losses, points = _regression_replay(reg, tree, X, y, weights, "count_then_score")
+    prior = float(np.dot(weights, z) / weights.sum())
+    T = _test_points(X, seed)
+    expected = np.array([_brute_force_prediction(tree, x, losses,
+                                                 [_cell_moments(p)[1] for p in points],
+                                                 prior, step, False)
+                         for x in reg._in_units(T).tolist()])
+    alone = np.concatenate([reg.predict(T[i:i + 1]) for i in range(len(T))])
+    np.testing.assert_allclose(alone, reg._y_offset + expected, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(alone, reg.predict(T))
+
+
+@pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("extend", [True, False])
 def test_regressor_std_is_that_of_the_aggregated_mixture(seed, extend):
     """``return_std``: per tree, the brute-force mixture over prunings of the node
