@@ -299,8 +299,7 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
         tree order (several) gives identical results. With drift adaptation each
         tree reads the rows with its own feature weights (``drift.rows_for``).
         """
-        from ..drift import rows_for
-
+        rows_for = drift_module().rows_for
         out = np.zeros((X.shape[0],) + shape)
         width = int(np.prod(shape)) if shape else 1
         per_row = 8 * width * max(len(self.trees_), 1)

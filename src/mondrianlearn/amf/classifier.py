@@ -5,6 +5,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
+from ..utils.drift_param import drift_module
 from ..utils.estimator import ForestClassifierMixin
 from ..utils.fast_path import NEW_UNITS, NO_UNITS, ONE, ONES
 from ._base import BaseAMF
@@ -307,9 +308,7 @@ class AMFClassifier(ForestClassifierMixin, BaseAMF):
         keys = np.searchsorted(self.classes_, y).astype(np.int64)
         weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
         if self._adapts_to_drift():
-            from ..drift import learn
-
-            return learn(self, X, (keys, weights))
+            return drift_module().learn(self, X, (keys, weights))
         self._learn(X.shape[0], self._tree_learner(X, keys, weights))
 
     def _tree_learner(self, X, keys, weights):

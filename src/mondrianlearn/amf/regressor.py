@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from ..utils.drift_param import drift_module
 from ..utils.estimator import ForestRegressorMixin
 from ..utils.fast_path import FAST_MAX_ROWS, NEW_UNITS, NO_UNITS, ONES
 from ._base import BaseAMF
@@ -316,9 +317,7 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         prior, spread = np.empty(X.shape[0]), np.empty(X.shape[0])
         target_moments(z, weights, self._y_moments, prior, spread)
         if self._adapts_to_drift():
-            from ..drift import learn
-
-            return learn(self, X, (keys, z, weights, prior, spread))
+            return drift_module().learn(self, X, (keys, z, weights, prior, spread))
         self._learn(X.shape[0], self._tree_learner(X, keys, z, weights, prior, spread))
 
     def _tree_learner(self, X, keys, y, weights, prior, spread):

@@ -124,9 +124,7 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         adapts = self._adapts_to_drift()
         ids = self._store.append(X, keys, point_stats)
         if adapts:
-            from ..drift import learn_points
-
-            learn_points(self, ids)
+            drift_module().learn_points(self, ids)
             return
         self.n_samples_seen_ += X.shape[0]
         store = self._store
@@ -241,7 +239,7 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             if full:
                 _give_back(store, arrays, trees, links)
             return False
-        work = self._extend_work(table, trees, n_features)
+        work = self._fast_extend_work(table, trees, n_features)
         # the ids of the new points: kept by drift adaptation, else used in this call
         ids = work[5] if m == 1 and not adapts else np.empty(m, dtype=np.int64)
         scaled = self._fast_scaled(m, n_features) if units.shape[1] else X
@@ -290,13 +288,13 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         table = self._fast_table()
         if table is None:
             return None
-        work = self._extend_work(table, trees, store.X.shape[1])
+        work = self._fast_extend_work(table, trees, store.X.shape[1])
         n_threads = fast_path_threads(self.n_jobs, ids.shape[0], len(trees))
         if self._extend_in_threads(table, store, ids, work, settings, n_threads):
             self._finish_trees(trees, store, ids, settings, work, n_threads)
         return True
 
-    def _extend_work(self, table, trees, n_features):
+    def _fast_extend_work(self, table, trees, n_features):
         """The fast path's work arrays (``_extend_work``), kept in the scratch state
         and made again when the trees outgrow them."""
         work = self._fast_scratch.work.get("extend")

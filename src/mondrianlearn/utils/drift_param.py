@@ -18,10 +18,10 @@ _DRIFT = []
 
 def drift_module():
     """:mod:`mondrianlearn.drift`, imported on first use (it imports the models'
-    kernels, so the models cannot import it when they load). The per-call paths
-    reach it through here: an ``import`` statement in a function costs about a
-    microsecond on every call, even once the module is loaded, which counts beside
-    the compiled work of one row."""
+    kernels, so the models cannot import it when they load). The models reach it
+    through here rather than by an ``import`` statement in their methods, which runs
+    the import machinery on every call, even once the module is loaded: on a call of
+    one row that counts beside the compiled work."""
     if not _DRIFT:
         from .. import drift
 
