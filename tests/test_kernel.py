@@ -265,6 +265,38 @@ def test_classifier_sweep_learns_xor(loss):
     assert path["validation_error"][0] > 0.3 > np.nanmin(path["validation_error"])
 
 
+def test_classifier_sweep_evaluates_on_a_geometric_grid():
+    """The sweep evaluates once the features have grown by ``sweep_step`` (at least one
+    cut): a logarithmic number of evaluations, every recorded row an evaluation; with
+    ``sweep_step=0`` after every cut. The selected lifetime is the best row's."""
+    X, y = _xor(600)
+    paths = {}
+    for step in (0.0, 0.05, 0.2):
+        clf = MondrianKernelClassifier(n_trees=20, sweep_step=step, early_stopping=False,
+                                       max_features=2000, random_state=0).fit(X, y)
+        path = clf.lifetime_path_
+        n = path["n_features"]
+        assert n[0] == 20 and n[-1] <= 2000
+        for key in ("lifetimes", "train_error", "validation_error", "time"):
+            assert len(path[key]) == len(n)
+        assert not np.isnan(path["validation_error"]).any()
+        assert np.all(np.diff(path["lifetimes"]) >= 0)
+        grown = np.diff(n)
+        np.testing.assert_array_equal(grown[:-1], np.maximum(1, (step * n[:-2]).astype(int)))
+        assert 1 <= grown[-1] <= max(1, int(step * n[-2]))
+        best = len(n) - 1 - int(np.argmin(path["validation_error"][::-1]))  # ties: later
+        assert clf.n_kernel_features_ == n[best]
+        if step:  # one cut at a time while step * n < 2, then a geometric growth
+            assert len(n) <= 2 / step + np.log(2000 / 20) / np.log(1 + step) + 2
+        paths[step] = path
+    assert len(paths[0.0]["n_features"]) > 5 * len(paths[0.05]["n_features"])
+    # the same partitions: both sweeps reach the same cuts at the same lifetimes
+    common = np.intersect1d(paths[0.0]["n_features"], paths[0.05]["n_features"])
+    np.testing.assert_array_equal(
+        paths[0.0]["lifetimes"][np.isin(paths[0.0]["n_features"], common)],
+        paths[0.05]["lifetimes"][np.isin(paths[0.05]["n_features"], common)])
+
+
 def test_classifier_multiclass_strings_and_proba():
     rng = np.random.RandomState(0)
     X = rng.uniform(-1, 1, size=(300, 2))

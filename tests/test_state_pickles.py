@@ -114,3 +114,17 @@ def test_saved_models_load_predict_and_keep_learning(fmt, path):
         model.partial_fit(X, y)
         after = model.transform(X) if task == "t" else model.predict(X)
         assert after.shape[0] == len(X)
+
+
+def test_a_kernel_classifier_saved_before_sweep_step_takes_its_default():
+    """Parameters added later (``sweep_step``) take their default in models saved
+    before them: ``get_params`` and ``clone`` work, and the clone fits."""
+    from sklearn.base import clone
+
+    paths = [p for _, p in SAVED if p.stem == "MondrianKernelClassifier"]
+    assert paths
+    for path in paths:
+        model = _load(path)
+        assert model.get_params()["sweep_step"] == 0.05
+        X, y = data("c", n=60, seed=2)
+        assert clone(model).fit(X, y).predict(X).shape == (60,)

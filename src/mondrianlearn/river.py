@@ -781,7 +781,10 @@ class MondrianKernelClassifier(_BackedClassifier):
     max_iter : int, default=10
         Epochs over the first row (the first call), as in ``partial_fit``.
     sweep_epochs : int, default=1
-        Epochs after each cut of the lifetime sweep.
+        Epochs at each evaluation of the lifetime sweep.
+    sweep_step : float, default=0.05
+        Growth of the number of features between two evaluations of the lifetime
+        sweep (``0``: after every cut).
     max_lifetime : float, default=None
         Terminal lifetime of the lifetime sweep (``None``: ``10 / median L1 distance``).
     max_features : int, default=20000
@@ -806,6 +809,7 @@ class MondrianKernelClassifier(_BackedClassifier):
         return self.loss == "log_loss"
 
     def __init__(self, n_trees=50, lifetime=1.0, loss="log_loss", alpha=1e-6, eta0=0.5,
-                 max_iter=10, sweep_epochs=1, max_lifetime=None, max_features=20000,
-                 validation_fraction=0.1, early_stopping=True, n_jobs=None, seed=None):
+                 max_iter=10, sweep_epochs=1, sweep_step=0.05, max_lifetime=None,
+                 max_features=20000, validation_fraction=0.1, early_stopping=True,
+                 n_jobs=None, seed=None):
         _set_params(self, locals())

@@ -10,7 +10,9 @@ feature ``c`` by its two children. The learner is updated, not refitted, at each
   ``A = Phi^T W Phi + alpha I`` loses the row and column of ``c`` and gains those of
   the two children, ``O(C^2)`` (section 4.2.1);
 - SGD (:func:`sgd_sweep`): the two children inherit the weight of ``c`` (predictions
-  unchanged), then one more epoch runs (section 4.2.2).
+  unchanged); once the features have grown by a set share since the last
+  evaluation, an epoch runs and the errors are recorded (section 4.2.2 leaves free
+  the number of steps after a cut and the lifetimes at which to evaluate).
 
 Trees are flattened into global node ids (``offset[t] + node``). ``active[n, t]`` is
 the feature (global node) that holds point ``n`` in tree ``t`` at the current
@@ -453,7 +455,8 @@ def sgd_errors(W, active, labels, weight_fit, weight_val, scale, out):
 def sgd_sweep_events(events, first, last, left, right, tree_of, start, end, pts, W,
                      active, labels, weight_fit, weight_val, order, n_epochs, eta, alpha,
                      loss, scale, rng, record, n_features):
-    """Process cuts ``events[first:last]``: children inherit the weight, then train."""
+    """Process cuts ``events[first:last]`` (the children of each inherit its weight),
+    then train ``n_epochs`` epochs and record the errors in ``record[last]``."""
     errors = np.empty(2)
     for k in range(first, last):
         c = events[k]
@@ -464,18 +467,23 @@ def sgd_sweep_events(events, first, last, left, right, tree_of, start, end, pts,
             for q in range(start[child], end[child]):
                 active[pts[q], t] = child
         n_features += 1
-        sgd_epochs(W, active, labels, weight_fit, order, n_epochs, eta, alpha, loss,
-                   scale, rng)
-        sgd_errors(W, active, labels, weight_fit, weight_val, scale, errors)
-        record[k + 1, 0] = n_features
-        record[k + 1, 1] = errors[0]
-        record[k + 1, 2] = errors[1]
+    sgd_epochs(W, active, labels, weight_fit, order, n_epochs, eta, alpha, loss, scale, rng)
+    sgd_errors(W, active, labels, weight_fit, weight_val, scale, errors)
+    record[last, 0] = n_features
+    record[last, 1] = errors[0]
+    record[last, 2] = errors[1]
     return n_features
 
 
 def sgd_sweep(forest, labels, n_outputs, weight_fit, weight_val, n_epochs, eta, alpha,
-              loss, rng, max_features, stop_factor=None):
+              loss, rng, max_features, stop_factor=None, step=0.0):
     """Sweep all cuts with SGD; keep the weights of the best validation error.
+
+    The cuts are replayed in batches: each batch grows the features by ``step`` times
+    their number (at least one cut), then ``n_epochs`` epochs run and the errors of
+    the partition reached are recorded, so the evaluations fall on a geometric grid
+    of feature counts and their number grows with the log of ``max_features``
+    instead of linearly (``step=0``: an evaluation after every cut).
 
     Returns ``(record, stamps, n_records, best_record, W_best)``; ``W_best`` is
     indexed by global node id.
@@ -499,17 +507,20 @@ def sgd_sweep(forest, labels, n_outputs, weight_fit, weight_val, n_epochs, eta, 
     best, W_best = 0, W.copy()
     n_features = f.n_trees
     k = 0
-    # One cut per call: an epoch per cut dominates, and the best weights are kept exactly.
+    # One batch of cuts per call: the epoch of each evaluation dominates, and the best
+    # weights are kept exactly.
     while k < n_events and n_features + 1 <= max_features:
         if stop_factor is not None and n_features > max(stop_factor * record[best, 0],
                                                         4 * f.n_trees):
             break
-        n_features = sgd_sweep_events(f.events, k, k + 1, f.left, f.right, f.tree, f.start,
+        last = min(k + max(1, int(step * n_features)), n_events,
+                   k + max_features - n_features)
+        n_features = sgd_sweep_events(f.events, k, last, f.left, f.right, f.tree, f.start,
                                       f.end, f.pts, W, active, labels, weight_fit,
                                       weight_val, order, n_epochs, eta, alpha, loss,
                                       scale, rng, record, n_features)
         stamps.append(time.perf_counter() - t0)
-        k += 1
+        k = last
         if record[k, 2] <= record[best, 2]:  # ties: the later (longer trained) one
             best = k
             W_best = W.copy()
