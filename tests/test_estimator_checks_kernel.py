@@ -31,7 +31,7 @@ def _expected_failed_checks(estimator):
                                 random_state=0),
         MondrianKernelRegressor(n_trees=10, lifetime=2.0, alpha=1e-2, random_state=0),
         MondrianKernelClassifier(n_trees=10, random_state=0),
-        MondrianKernelClassifier(n_trees=10, lifetime=2.0, loss="squared_hinge",
+        MondrianKernelClassifier(n_trees=10, lifetime=20.0, loss="squared_hinge",
                                  random_state=0),
     ],
     expected_failed_checks=_expected_failed_checks,

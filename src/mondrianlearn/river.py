@@ -740,6 +740,11 @@ class MondrianKernelRegressor(_BackedRegressor):
         Share of the rows held out by the lifetime sweep.
     early_stopping : bool, default=True
         ``selection`` to ``early_stopping`` apply to the lifetime sweep only.
+    feature_scale : str, default="range"
+        ``"range"``: each feature divided by its range over the first call's rows
+        (rounded up to a power of two), then held fixed; a first call of one row
+        (``learn_one``) gives units of 1, the features' own. ``None``: their own
+        units always (scale them in the pipeline, with ``preprocessing``).
     n_jobs : int, default=None
         Threads over the partitions.
     seed : int, default=None
@@ -751,7 +756,8 @@ class MondrianKernelRegressor(_BackedRegressor):
 
     def __init__(self, n_trees=50, lifetime=1.0, alpha=1e-4,
                  selection="marginal_likelihood", max_lifetime=None, max_features=2000,
-                 validation_fraction=0.1, early_stopping=True, n_jobs=None, seed=None):
+                 validation_fraction=0.1, early_stopping=True, feature_scale="range",
+                 n_jobs=None, seed=None):
         _set_params(self, locals())
 
 
@@ -795,6 +801,11 @@ class MondrianKernelClassifier(_BackedClassifier):
     early_stopping : bool, default=True
         End the lifetime sweep once it has twice as many features as at the best
         lifetime.
+    feature_scale : str, default="range"
+        ``"range"``: each feature divided by its range over the first call's rows
+        (rounded up to a power of two), then held fixed; a first call of one row
+        (``learn_one``) gives units of 1, the features' own. ``None``: their own
+        units always (scale them in the pipeline, with ``preprocessing``).
     n_jobs : int, default=None
         Threads over the partitions.
     seed : int, default=None
@@ -811,5 +822,5 @@ class MondrianKernelClassifier(_BackedClassifier):
     def __init__(self, n_trees=50, lifetime=1.0, loss="log_loss", alpha=1e-6, eta0=0.5,
                  max_iter=10, sweep_epochs=1, sweep_step=0.05, max_lifetime=None,
                  max_features=20000, validation_fraction=0.1, early_stopping=True,
-                 n_jobs=None, seed=None):
+                 feature_scale="range", n_jobs=None, seed=None):
         _set_params(self, locals())

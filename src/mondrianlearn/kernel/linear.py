@@ -23,6 +23,7 @@ from ..engine.storage import NODES_PER_ROW
 from ..engine.tree import LEAF
 from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import FAST_MAX_ROWS, ONES, fast_call
+from ..utils.feature_scale import units_of_range
 from ..utils.parallel import map_trees
 from ..utils.validation import (
     check_classifier_batch,
@@ -102,9 +103,26 @@ class _BaseMondrianKernelModel(FastPartitionsMixin, TreeModelMixin, BaseEstimato
         "max_features": [Interval(Integral, 1, None, closed="left")],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "early_stopping": ["boolean"],
+        "feature_scale": [StrOptions({"range"}), None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
     }
+
+    def _start_units(self, X, sample_weight=None):
+        """The first checked batch ``X`` in the model's units, which are set here and
+        then held fixed (later rows are put in the same units): the origin at its
+        first row of positive weight and, with ``feature_scale="range"``, each
+        feature divided by its range over those rows rounded up to a power of two
+        (``units_of_range``, the forests' units: scaling by it is exact, so every
+        path puts a row in the same units bit for bit); 1 for a feature constant
+        there, as in a batch of one row."""
+        scales = None
+        if self.feature_scale == "range":
+            rows = X if sample_weight is None else X[sample_weight > 0]
+            if rows.shape[0]:
+                scales = units_of_range(rows.min(axis=0), rows.max(axis=0))
+                scales = np.where(np.isfinite(scales), scales, 1.0)
+        return self._start_origin(X, sample_weight, scales)
 
     def _seeds(self):
         """The generator of ``random_state`` and the streams of the trees (one more
@@ -301,6 +319,17 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         End the sweep once it has twice as many features as at the best lifetime so
         far (the validation error is then well past its minimum); ``False`` sweeps
         up to ``max_lifetime`` (or ``max_features``).
+    feature_scale : {"range"} or None, default="range"
+        Units of the features, set by the first batch (``fit``, or the first
+        ``partial_fit``) and then held fixed: ``"range"`` divides each feature by
+        its range over that batch, rounded up to a power of two (1 for a feature
+        constant in it), so that the
+        partitions cut every feature in proportion to its spread, not its raw unit
+        (the kernel is the Laplace kernel of the L1 distance in these units);
+        ``None`` keeps the raw units. ``lifetime`` and ``max_lifetime`` are in these
+        units. Default ``"range"``: on raw features whose ranges differ by orders of
+        magnitude the raw units leave most features uncut
+        (``benchmarks/bench_kernel_defaults.py``).
     n_jobs : int, default=None
         Threads over the partitions (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
@@ -376,7 +405,8 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
     def __init__(self, n_trees=100, *, lifetime="auto", alpha=1e-4,
                  selection="marginal_likelihood",
                  max_lifetime=None, max_features=2000, validation_fraction=0.1,
-                 early_stopping=True, n_jobs=None, random_state=None):
+                 early_stopping=True, feature_scale="range", n_jobs=None,
+                 random_state=None):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.alpha = alpha
@@ -385,6 +415,7 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         self.max_features = max_features
         self.validation_fraction = validation_fraction
         self.early_stopping = early_stopping
+        self.feature_scale = feature_scale
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -407,7 +438,7 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         """
         X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True,
                                               y_numeric=True)
-        X = self._start_origin(X, sample_weight)
+        X = self._start_units(X, sample_weight)
         self._fit(X, np.asarray(y, dtype=np.float64), sample_weight)
         self._remember_fast_state()
         return self
@@ -740,7 +771,7 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
                                               y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
         if first:
-            self._fit(self._start_origin(X, sample_weight), y, sample_weight, online=True)
+            self._fit(self._start_units(X, sample_weight), y, sample_weight, online=True)
         else:
             X = self._later_rows_in_units(X, sample_weight)
             keep = sample_weight > 0
@@ -822,6 +853,8 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
 
     def __setstate__(self, state):
         super().__setstate__(state)
+        # Saved before ``feature_scale`` existed: fitted in raw units.
+        self.__dict__.setdefault("feature_scale", None)
         if "trees_" in self.__dict__ and "growth_lifetime_" not in self.__dict__:
             # Saved before the cells were kept apart from the features: each
             # feature is one cell, and the trees grow at the fitted lifetime.
@@ -976,7 +1009,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         n_trees) / log(1 + sweep_step)`` of them (about 110 at the defaults). ``0``
         evaluates after every cut (the finest grid, an epoch per cut: minutes on
         tens of thousands of rows where the default takes seconds, and no more
-        accurate on the shared sets: ``benchmarks/bench_kernel_classifier.py``).
+        accurate on the shared sets: ``benchmarks/bench_kernel_defaults.py``).
     max_lifetime : float, default=None
         Terminal lifetime of the sweep (``None``: ``10 / median L1 distance``).
     max_features : int, default=20000
@@ -989,6 +1022,17 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         (``lifetime="auto"``).
     early_stopping : bool, default=True
         End the sweep once it has twice as many features as at the best lifetime.
+    feature_scale : {"range"} or None, default="range"
+        Units of the features, set by the first batch (``fit``, or the first
+        ``partial_fit``) and then held fixed: ``"range"`` divides each feature by
+        its range over that batch, rounded up to a power of two (1 for a feature
+        constant in it), so that the
+        partitions cut every feature in proportion to its spread, not its raw unit
+        (the kernel is the Laplace kernel of the L1 distance in these units);
+        ``None`` keeps the raw units. ``lifetime`` and ``max_lifetime`` are in these
+        units. Default ``"range"``: on raw features whose ranges differ by orders of
+        magnitude the raw units leave most features uncut
+        (``benchmarks/bench_kernel_defaults.py``).
     n_jobs : int, default=None
         Threads over the partitions (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
@@ -1033,7 +1077,8 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
     def __init__(self, n_trees=100, *, lifetime="auto", loss="log_loss", alpha=1e-6,
                  eta0=0.5, max_iter=10, sweep_epochs=1, sweep_step=0.05,
                  max_lifetime=None, max_features=20000, validation_fraction=0.1,
-                 early_stopping=True, n_jobs=None, random_state=None):
+                 early_stopping=True, feature_scale="range", n_jobs=None,
+                 random_state=None):
         self.n_trees = n_trees
         self.lifetime = lifetime
         self.loss = loss
@@ -1046,6 +1091,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         self.max_features = max_features
         self.validation_fraction = validation_fraction
         self.early_stopping = early_stopping
+        self.feature_scale = feature_scale
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -1054,6 +1100,8 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         # Saved before ``sweep_step`` existed (it swept with an epoch per cut): the
         # parameter takes its default, which describes the next fit.
         self.__dict__.setdefault("sweep_step", 0.05)
+        # Saved before ``feature_scale`` existed: fitted in raw units.
+        self.__dict__.setdefault("feature_scale", None)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -1074,7 +1122,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         self
         """
         X, y, sample_weight = check_classifier_fit(self, X, y, sample_weight)
-        self._fit(self._start_origin(X, sample_weight), y, sample_weight)
+        self._fit(self._start_units(X, sample_weight), y, sample_weight)
         self._remember_fast_state()
         return self
 
@@ -1183,7 +1231,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
             return self
         X, y, sample_weight, first = checked
         if first:
-            self._fit(self._start_origin(X, sample_weight), y, sample_weight)
+            self._fit(self._start_units(X, sample_weight), y, sample_weight)
         else:
             X = self._later_rows_in_units(X, sample_weight)
             self._add_new_classes(y)  # a row of weight zero teaches nothing but its label

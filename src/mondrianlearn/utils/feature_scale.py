@@ -443,17 +443,17 @@ class FeatureScaleMixin:
         units = self.__dict__.get("_units")
         return np.array(X, dtype=np.float64) if units is None else X - units[2]
 
-    def _start_origin(self, X, sample_weight=None):
-        """For a model without ``feature_scale`` that does not learn through
-        ``_learn_in_units`` (the Mondrian kernel's): units of 1 and the origin at
-        the first row of positive weight of its first checked batch ``X``. Returns
-        ``X`` in units; a recorded ``_feature_range`` moves there too."""
+    def _start_origin(self, X, sample_weight=None, scales=None):
+        """For a model that does not learn through ``_learn_in_units`` (the Mondrian
+        kernel's): fixed units, ``scales`` (default 1), and the origin at the first
+        row of positive weight of its first checked batch ``X``. Returns ``X`` in
+        units; a recorded ``_feature_range`` moves there too."""
         first = 0 if sample_weight is None else int(np.argmax(sample_weight > 0))
-        self._units = units_array(np.ones(X.shape[1]), X[first])
+        self._units = units_array(np.ones(X.shape[1]) if scales is None else scales, X[first])
         self._units_follow_range = False
         known = self.__dict__.get("_feature_range")
         if known is not None:
-            self._feature_range = known - self._units[2]
+            self._feature_range = (known - self._units[2]) * self._units[1]
         return self._in_units(X)
 
     def _later_rows_in_units(self, X, sample_weight=None):
