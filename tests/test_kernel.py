@@ -636,3 +636,42 @@ def test_classifier_online_cells_never_exceed_max_features():
     big = MondrianKernelClassifier(n_trees=5, lifetime=3.0, feature_scale=None,
                                    random_state=0).fit(X, y)
     assert _n_cells(big) > 1000
+
+
+# ------------------------------------------------------------------ feature units
+@pytest.mark.parametrize("cls", [MondrianKernelRegressor, MondrianKernelClassifier])
+def test_range_units_make_the_predictors_scale_free(cls):
+    """With ``feature_scale="range"`` (the default) a feature multiplied by a power of
+    two changes nothing, bit for bit (the units are powers of two: the rows in units
+    are the same numbers), in ``fit`` and in ``partial_fit`` after it; in raw units
+    (``None``) it changes the partitions."""
+    X, y = _regression(300) if cls is MondrianKernelRegressor else _xor(300)
+    scaled = X.copy()
+    scaled[:, 0] *= 2.0 ** 10
+    outputs = {}
+    for units in ("range", None):
+        for name, data in (("raw", X), ("scaled", scaled)):
+            model = cls(n_trees=10, feature_scale=units, random_state=0).fit(data[:200], y[:200])
+            model.partial_fit(data[200:], y[200:])
+            outputs[units, name] = (model.predict(data), model.lifetime_)
+    np.testing.assert_array_equal(outputs["range", "raw"][0], outputs["range", "scaled"][0])
+    assert outputs["range", "raw"][1] == outputs["range", "scaled"][1]
+    assert outputs[None, "raw"][1] != outputs[None, "scaled"][1]
+
+
+def test_range_units_come_from_the_first_batch_and_stay():
+    X, y = _regression(300)
+    X = X * np.array([1000.0, 0.01])
+    model = MondrianKernelRegressor(n_trees=5, lifetime=3.0, random_state=0).fit(X[:100], y[:100])
+    from mondrianlearn.utils.feature_scale import units_of_range
+
+    expected = units_of_range(X[:100].min(axis=0), X[:100].max(axis=0))
+    np.testing.assert_array_equal(model._units[0], expected)
+    model.partial_fit(X[100:] * 4.0, y[100:])  # later rows far outside: units unchanged
+    np.testing.assert_array_equal(model._units[0], expected)
+    one = MondrianKernelRegressor(n_trees=5, lifetime=3.0, random_state=0)
+    one.partial_fit(X[:1], y[:1])  # a first batch of one row: units of 1
+    np.testing.assert_array_equal(one._units[0], np.ones(2))
+    raw = MondrianKernelRegressor(n_trees=5, lifetime=3.0, feature_scale=None,
+                                  random_state=0).fit(X[:100], y[:100])
+    np.testing.assert_array_equal(raw._units[0], np.ones(2))

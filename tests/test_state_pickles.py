@@ -128,3 +128,16 @@ def test_a_kernel_classifier_saved_before_sweep_step_takes_its_default():
         assert model.get_params()["sweep_step"] == 0.05
         X, y = data("c", n=60, seed=2)
         assert clone(model).fit(X, y).predict(X).shape == (60,)
+
+
+@pytest.mark.parametrize("name", ["MondrianKernelClassifier", "MondrianKernelRegressor"])
+def test_a_kernel_predictor_saved_before_feature_scale_keeps_raw_units(name):
+    """Models saved before ``feature_scale`` were fitted in raw units: that is the
+    value they take, so ``get_params`` describes them and a clone refits the same way."""
+    paths = [p for _, p in SAVED if p.stem == name]
+    assert paths
+    for path in paths:
+        model = _load(path)
+        assert model.get_params()["feature_scale"] is None
+        units = model.__dict__.get("_units")  # none before origins were kept
+        assert units is None or np.all(units[0] == 1.0)
