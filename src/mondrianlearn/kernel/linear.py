@@ -323,13 +323,12 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         Units of the features, set by the first batch (``fit``, or the first
         ``partial_fit``) and then held fixed: ``"range"`` divides each feature by
         its range over that batch, rounded up to a power of two (1 for a feature
-        constant in it), so that the
-        partitions cut every feature in proportion to its spread, not its raw unit
-        (the kernel is the Laplace kernel of the L1 distance in these units);
-        ``None`` keeps the raw units. ``lifetime`` and ``max_lifetime`` are in these
-        units. Default ``"range"``: on raw features whose ranges differ by orders of
-        magnitude the raw units leave most features uncut
-        (``benchmarks/bench_kernel_defaults.py``).
+        constant in it), so that the partitions cut every feature in proportion to
+        its spread, not to its raw unit (the kernel is the Laplace kernel of the L1
+        distance in these units); ``None`` keeps the raw units. ``lifetime`` and
+        ``max_lifetime`` are in these units. Default ``"range"``: on raw features
+        whose ranges differ by orders of magnitude the raw units leave most features
+        uncut (``benchmarks/bench_kernel_defaults.py``).
     n_jobs : int, default=None
         Threads over the partitions (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
@@ -1026,13 +1025,12 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         Units of the features, set by the first batch (``fit``, or the first
         ``partial_fit``) and then held fixed: ``"range"`` divides each feature by
         its range over that batch, rounded up to a power of two (1 for a feature
-        constant in it), so that the
-        partitions cut every feature in proportion to its spread, not its raw unit
-        (the kernel is the Laplace kernel of the L1 distance in these units);
-        ``None`` keeps the raw units. ``lifetime`` and ``max_lifetime`` are in these
-        units. Default ``"range"``: on raw features whose ranges differ by orders of
-        magnitude the raw units leave most features uncut
-        (``benchmarks/bench_kernel_defaults.py``).
+        constant in it), so that the partitions cut every feature in proportion to
+        its spread, not to its raw unit (the kernel is the Laplace kernel of the L1
+        distance in these units); ``None`` keeps the raw units. ``lifetime`` and
+        ``max_lifetime`` are in these units. Default ``"range"``: on raw features
+        whose ranges differ by orders of magnitude the raw units leave most features
+        uncut (``benchmarks/bench_kernel_defaults.py``).
     n_jobs : int, default=None
         Threads over the partitions (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
