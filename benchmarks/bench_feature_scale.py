@@ -113,7 +113,9 @@ def stream(name, data, limit=None):
 
 
 # --------------------------------------------------------------------- models
-def make(kind, task, seed, **params):
+def make(kind, task, seed=0, n_trees=N_TREES, n_jobs=1, **params):
+    """A Mondrian forest (``kind`` "MF" or "AMF") for ``task``, default parameters
+    but those given."""
     from mondrianlearn import (
         AMFClassifier,
         AMFRegressor,
@@ -125,7 +127,7 @@ def make(kind, task, seed, **params):
            ("MF", "regression"): MondrianForestRegressor,
            ("AMF", "classification"): AMFClassifier,
            ("AMF", "regression"): AMFRegressor}[kind, task]
-    return cls(n_estimators=N_TREES, random_state=seed, n_jobs=1, **params)
+    return cls(n_estimators=n_trees, random_state=seed, n_jobs=n_jobs, **params)
 
 
 def spread(X, how):

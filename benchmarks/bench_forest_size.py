@@ -34,17 +34,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Report, make_parser, markdown_table, progress, warm_up  # noqa: E402
-from bench_feature_scale import load  # noqa: E402
+from _common import Report, markdown_table, progress, warm_up  # noqa: E402
+from bench_feature_scale import make as make_forest  # noqa: E402
 from bench_supervised_rates import (  # noqa: E402
     CLASSIFICATION,
     MAX_TRAIN,
     QUICK,
-    REGRESSION,
     SMALL,
     SMALL_SEEDS,
+    fit_score,
     fmt,
-    score,
+    parse_args,
+    training_split,
 )
 
 SIZES = (10, 30, 100)
@@ -53,33 +54,11 @@ SUPERVISED_SIZE = SIZES[-1]
 KINDS = ("MF", "AMF")
 
 
-def estimator(kind, task, n_trees, seed, n_jobs, **params):
-    from mondrianlearn import (
-        AMFClassifier,
-        AMFRegressor,
-        MondrianForestClassifier,
-        MondrianForestRegressor,
-    )
-
-    cls = {("MF", "classification"): MondrianForestClassifier,
-           ("MF", "regression"): MondrianForestRegressor,
-           ("AMF", "classification"): AMFClassifier,
-           ("AMF", "regression"): AMFRegressor}[kind, task]
-    return cls(n_estimators=n_trees, random_state=seed, n_jobs=n_jobs, **params)
-
-
 def random_forest(task, seed, n_jobs):
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
     cls = RandomForestClassifier if task == "classification" else RandomForestRegressor
     return cls(n_estimators=100, random_state=seed, n_jobs=n_jobs)
-
-
-def fit_score(model, task, X, y, Xt, yt):
-    tic = time.perf_counter()
-    model.fit(X, y)
-    seconds = time.perf_counter() - tic
-    return score(task, yt, model.predict(Xt)), seconds
 
 
 def configurations():
@@ -91,21 +70,16 @@ def configurations():
 
 
 def run(name, n_jobs):
-    data = load(name)
-    task = data["task"]
-    train, test = data["splits"][0]
-    order = np.random.RandomState(0).permutation(len(train))[:MAX_TRAIN]
-    X, y = data["X"][train[order]], data["y"][train[order]]
-    Xt, yt = data["X"][test], data["y"][test]
+    task, X, y, Xt, yt, n_all = training_split(name)
     seeds = range(SMALL_SEEDS if len(y) <= SMALL else 1)
     runs = {}
     for seed in seeds:
         for label, kind, n_trees, params in configurations():
-            model = estimator(kind, task, n_trees, seed, n_jobs, **params)
+            model = make_forest(kind, task, seed, n_trees, n_jobs, **params)
             runs.setdefault(label, []).append(fit_score(model, task, X, y, Xt, yt))
         runs.setdefault("RF", []).append(
             fit_score(random_forest(task, seed, n_jobs), task, X, y, Xt, yt))
-    return {"task": task, "n_train": len(y), "n_all": len(train), "n_seeds": len(seeds),
+    return {"task": task, "n_train": len(y), "n_all": n_all, "n_seeds": len(seeds),
             "scores": {k: float(np.mean([v[0] for v in vs])) for k, vs in runs.items()},
             "seconds": {k: float(np.mean([v[1] for v in vs])) for k, vs in runs.items()}}
 
@@ -118,7 +92,7 @@ def warm_up_all(n_jobs):
     y = X[:, 0] + X[:, 1]
     for task, target in (("classification", (y > 1).astype(int)), ("regression", y)):
         for kind in KINDS:
-            estimator(kind, task, 4, 0, n_jobs).fit(X, target).predict(X)
+            make_forest(kind, task, 0, 4, n_jobs).fit(X, target).predict(X)
 
 
 def progressive_elec2(n_rows):
@@ -133,7 +107,7 @@ def progressive_elec2(n_rows):
     out = {}
     for kind in KINDS:
         for n_trees in SIZES:
-            model = estimator(kind, "classification", n_trees, 0, 1)
+            model = make_forest(kind, "classification", 0, n_trees)
             model.partial_fit(X[:1], y[:1], classes=np.unique(y))
             hits, learn = 0, 0.0
             for i in range(1, n_rows):
@@ -165,13 +139,7 @@ def close_to_rf(task, value, rf):
 
 
 def main():
-    parser = make_parser(__doc__.splitlines()[0])
-    for action in parser._actions:
-        if action.dest == "datasets":
-            action.choices = CLASSIFICATION + REGRESSION
-            action.help = "datasets to run (default: all)"
-    args = parser.parse_args()
-    names = args.datasets or (QUICK if args.quick else CLASSIFICATION + REGRESSION)
+    args, names = parse_args(__doc__.splitlines()[0], QUICK)
     report = Report("bench_forest_size", "Forest size against RandomForest(100)", args)
     warm_up_all(args.n_jobs)
     results = {}

@@ -31,9 +31,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Report, make_parser, markdown_table, progress  # noqa: E402
-from bench_feature_scale import load  # noqa: E402
-from bench_supervised_rates import CLASSIFICATION, MAX_TRAIN, REGRESSION, fmt, score  # noqa: E402
+from _common import Report, markdown_table, progress  # noqa: E402
+from bench_supervised_rates import MAX_TRAIN, fmt, parse_args, score, training_split  # noqa: E402
 
 CLASSIFIER_RUNS = {
     "default": {},
@@ -61,16 +60,11 @@ def run(name):
 
     from mondrianlearn import MondrianKernelClassifier, MondrianKernelRegressor
 
-    data = load(name)
-    task = data["task"]
-    train, test = data["splits"][0]
-    order = np.random.RandomState(0).permutation(len(train))[:MAX_TRAIN]
-    X, y = data["X"][train[order]], data["y"][train[order]]
-    Xt, yt = data["X"][test], data["y"][test]
+    task, X, y, Xt, yt, n_all = training_split(name)
     classification = task == "classification"
     cls = MondrianKernelClassifier if classification else MondrianKernelRegressor
     runs = CLASSIFIER_RUNS if classification else REGRESSOR_RUNS
-    out = {"task": task, "n_train": len(y), "n_all": len(train), "kernel": {}}
+    out = {"task": task, "n_train": len(y), "n_all": n_all, "kernel": {}}
     for label, params in runs.items():
         if params.get("sweep_step") == 0.0 and len(y) > FINEST_MAX_ROWS:
             continue
@@ -98,13 +92,7 @@ def warm_up_kernel():
 
 
 def main():
-    parser = make_parser(__doc__.splitlines()[0])
-    for action in parser._actions:
-        if action.dest == "datasets":
-            action.choices = CLASSIFICATION + REGRESSION
-            action.help = "datasets to run (default: all)"
-    args = parser.parse_args()
-    names = args.datasets or (QUICK if args.quick else CLASSIFICATION + REGRESSION)
+    args, names = parse_args(__doc__.splitlines()[0], QUICK)
     report = Report("bench_kernel_defaults", "The Mondrian kernel predictors' defaults",
                     args)
     warm_up_kernel()

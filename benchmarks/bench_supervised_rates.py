@@ -55,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import Report, make_parser, markdown_table, progress, warm_up  # noqa: E402
 from bench_feature_scale import load  # noqa: E402
+from bench_feature_scale import make as make_forest  # noqa: E402
 
 CLASSIFICATION = ("adult", "bank", "spambase", "electricity", "letter", "satimage",
                   "usps", "dna")
@@ -131,18 +132,7 @@ def all_scales(task, X, y):
 
 # ------------------------------------------------------------------- models
 def make(kind, task, seed=0, **params):
-    from mondrianlearn import (
-        AMFClassifier,
-        AMFRegressor,
-        MondrianForestClassifier,
-        MondrianForestRegressor,
-    )
-
-    cls = {("MF", "classification"): MondrianForestClassifier,
-           ("MF", "regression"): MondrianForestRegressor,
-           ("AMF", "classification"): AMFClassifier,
-           ("AMF", "regression"): AMFRegressor}[kind, task]
-    return cls(n_estimators=N_TREES, random_state=seed, n_jobs=1, **params)
+    return make_forest(kind, task, seed, n_trees=N_TREES, **params)
 
 
 def score(task, y, prediction):
@@ -198,17 +188,34 @@ def online(task, weighting, X, y, Xt, yt):
 
 
 # ------------------------------------------------------------------- run
-def run(name):
+def training_split(name):
+    """``(task, X, y, Xt, yt, n_all)`` of a shared set: its first split, the training
+    rows shuffled (seed 0) and capped at ``MAX_TRAIN`` out of ``n_all``."""
     data = load(name)
-    task = data["task"]
     train, test = data["splits"][0]
     order = np.random.RandomState(0).permutation(len(train))[:MAX_TRAIN]
-    X, y = data["X"][train[order]], data["y"][train[order]]
-    Xt, yt = data["X"][test], data["y"][test]
+    return (data["task"], data["X"][train[order]], data["y"][train[order]],
+            data["X"][test], data["y"][test], len(train))
+
+
+def parse_args(description, quick):
+    """The common options, ``--datasets`` among the shared sets here; returns
+    ``(args, names)``: the sets chosen, ``quick`` with ``--quick``, else all."""
+    parser = make_parser(description)
+    for action in parser._actions:
+        if action.dest == "datasets":
+            action.choices = CLASSIFICATION + REGRESSION
+            action.help = "datasets to run (default: all)"
+    args = parser.parse_args()
+    return args, args.datasets or (quick if args.quick else CLASSIFICATION + REGRESSION)
+
+
+def run(name):
+    task, X, y, Xt, yt, n_all = training_split(name)
     n_pilot = min(PILOT, len(y))
     scales, pilot_seconds = all_scales(task, X[:n_pilot], y[:n_pilot])
     scales["supervised"] = "supervised"  # the estimators' own option, on all rows
-    result = {"task": task, "n_train": len(y), "n_all": len(train), "n_pilot": n_pilot,
+    result = {"task": task, "n_train": len(y), "n_all": n_all, "n_pilot": n_pilot,
               "pilot_seconds": pilot_seconds, "scores": {}, "seconds": {}}
     seeds = range(SMALL_SEEDS if len(y) <= SMALL else 1)
     result["n_seeds"] = len(seeds)
@@ -253,14 +260,7 @@ def relative(task, value, reference):
 
 
 def main():
-    parser = make_parser(__doc__.splitlines()[0])
-    parser.set_defaults(datasets=None)
-    for action in parser._actions:
-        if action.dest == "datasets":
-            action.choices = CLASSIFICATION + REGRESSION
-            action.help = "datasets to run (default: all)"
-    args = parser.parse_args()
-    names = args.datasets or (QUICK if args.quick else CLASSIFICATION + REGRESSION)
+    args, names = parse_args(__doc__.splitlines()[0], QUICK)
     report = Report("bench_supervised_rates", "Supervised split rates: feature weights "
                     "from a pilot, held fixed", args)
     warm_up_all()

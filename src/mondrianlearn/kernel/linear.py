@@ -1005,9 +1005,9 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         cut), then ``sweep_epochs`` epochs run and the validation error is recorded.
         The lifetimes are thus evaluated on a geometric grid of kernel widths, each
         evaluation costing ``sweep_epochs`` epochs, about ``log(max_features /
-        n_trees) / log(1 + sweep_step)`` of them (about 110 at the defaults). ``0``
-        evaluates after every cut (the finest grid, an epoch per cut: minutes on
-        tens of thousands of rows where the default takes seconds, and no more
+        n_trees) / log(1 + sweep_step)`` of them (at most 112 on the shared sets).
+        ``0`` evaluates after every cut (the finest grid, an epoch per cut: minutes
+        on tens of thousands of rows where the default takes seconds, and no more
         accurate on the shared sets: ``benchmarks/bench_kernel_defaults.py``).
     max_lifetime : float, default=None
         Terminal lifetime of the sweep (``None``: ``10 / median L1 distance``).
@@ -1022,15 +1022,9 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
     early_stopping : bool, default=True
         End the sweep once it has twice as many features as at the best lifetime.
     feature_scale : {"range"} or None, default="range"
-        Units of the features, set by the first batch (``fit``, or the first
-        ``partial_fit``) and then held fixed: ``"range"`` divides each feature by
-        its range over that batch, rounded up to a power of two (1 for a feature
-        constant in it), so that the partitions cut every feature in proportion to
-        its spread, not to its raw unit (the kernel is the Laplace kernel of the L1
-        distance in these units); ``None`` keeps the raw units. ``lifetime`` and
-        ``max_lifetime`` are in these units. Default ``"range"``: on raw features
-        whose ranges differ by orders of magnitude the raw units leave most features
-        uncut (``benchmarks/bench_kernel_defaults.py``).
+        Units of the features, fixed by the first batch, as in
+        :class:`MondrianKernelRegressor` (``"range"``: each feature's range over it,
+        rounded up to a power of two; ``None``: raw units).
     n_jobs : int, default=None
         Threads over the partitions (results do not depend on it).
     random_state : int, RandomState instance or None, default=None
