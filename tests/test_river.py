@@ -64,6 +64,29 @@ def test_progressive_val_score_equals_our_own_test_then_train(river_cls, sk_cls,
     assert score.get() == ours.get()
 
 
+def test_progressive_mae_of_a_regressor_scores_from_its_first_learned_row():
+    # A regressor that has learned nothing abstains (None), as river's AMFRegressor
+    # does: progressive_val_score then scores rows 1.. only, each predicted by the
+    # model that learned the rows before it (a made-up 0.0 for row 0 would add an
+    # error of the target's size).
+    from mondrianlearn import AMFRegressor
+
+    rows = list(datasets.TrumpApproval())[:200]
+    names = sorted(rows[0][0])
+    X = np.array([[x[k] for k in names] for x, _ in rows], dtype=float)
+    y = np.array([target for _, target in rows], dtype=float)
+    score = evaluate.progressive_val_score(rows, mlr.AMFRegressor(n_estimators=5, seed=3),
+                                           metrics.MAE())
+    model = AMFRegressor(n_estimators=5, random_state=3)
+    ours = metrics.MAE()
+    for i in range(len(y)):
+        if i > 0:
+            ours.update(y[i], float(model.predict(X[i:i + 1])[0]))
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+    assert score.get() == pytest.approx(ours.get(), rel=1e-12)
+    assert score.get() < 1.0  # approval rates near 40: far below the first row's error
+
+
 @AMF_PREDICT_BUG
 def test_pipeline_and_clone():
     rows, _, _ = _phishing(400)
@@ -134,13 +157,16 @@ def test_learn_many_and_predict_many():
 
 
 def test_regressors_learn_one():
+    pd = pytest.importorskip("pandas")
     for cls in (mlr.MondrianForestRegressor, mlr.AMFRegressor):
         model = cls(seed=0)
-        assert model.predict_one({"x": 1.0}) == 0.0
+        assert model.predict_one({"x": 1.0}) is None  # nothing learned: no forecast
+        assert model.predict_many(pd.DataFrame({"x": [0.5, 1.0]})).isna().all()
         mae = metrics.MAE()
         for i in range(300):
             x = {"x": (i * 37 % 100) / 100}
-            mae.update(2 * x["x"], model.predict_one(x))
+            if i > 0:
+                mae.update(2 * x["x"], model.predict_one(x))
             model.learn_one(x, 2 * x["x"])
         assert mae.get() < 0.2
 

@@ -20,6 +20,13 @@ prediction, features the model has never learned from are ignored. Values must b
 finite numbers: a row with NaN or infinity is refused with a ``ValueError`` before
 anything changes.
 
+Before its first ``learn_one`` a model has nothing to predict from: ``predict_one``
+returns ``None`` (``predict_proba_one`` an empty dict), as river's own forests do, and
+``river.evaluate.progressive_val_score`` scores no prediction for that row. A
+regressor used to answer 0.0 there, an error the size of the target (about 44 on
+river's TrumpApproval, 0.044 of that stream's progressive MAE) that river's
+``forest.AMFRegressor`` is never charged.
+
 ``learn_many`` gives the same model as ``learn_one`` over the rows in order: a batch
 is cut where ``learn_one`` would change the model's shape between rows (the very first
 row, and a row with a label never seen before), and is fed to the backing estimator
@@ -484,14 +491,14 @@ class _BackedRegressor(_Backed, river_base.MiniBatchRegressor):
 
     def predict_one(self, x):
         if not self._learned():
-            return 0.0
+            return None  # no target seen: no forecast (see the module docstring)
         return float(self._predict(self._row(x, learning=False))[0])
 
     def predict_many(self, X):
         import pandas as pd
 
         if not self._learned():
-            return pd.Series(np.zeros(len(X)), index=X.index)
+            return pd.Series([None] * len(X), index=X.index, dtype=object)
         return pd.Series(self._predict(self._predict_frame(X)), index=X.index)
 
 
