@@ -66,6 +66,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..amf._forest_kernels import prediction_work
+from ..engine.boxes import WALK_NODE
 from ..engine.random import spawn_states
 from ..engine.storage import must_grow
 from ..engine.tree import META_MAX_LEAF_POINTS, UNBOUNDED, TreeState
@@ -115,6 +116,9 @@ EVENT_NAMES = {K.EVENT_WARNING: "warning", K.EVENT_DRIFT: "drift", K.EVENT_SWAP:
 
 _NO_TARGETS = np.empty(0)
 """``y``, ``prior`` and ``spread`` of the AMF loop for a classifier (not read)."""
+
+_NO_WALK = np.empty(0, dtype=WALK_NODE)
+"""The walk table of the AMF loop's forecasts (one row: no packed table)."""
 
 EVENTS_DTYPE = np.dtype([("row", np.int64), ("tree", np.int64), ("kind", "U9")])
 
@@ -555,7 +559,7 @@ def _amf_loop(model, state, X, data):
             state.next_challenge, state.scale, state.settings_array, args[0] == "regressor",
             step, dirichlet, split_pure, max_nodes, count_first, n_classes, aggregate, extend,
             row, weight, key, target, excess, path, no_samples, floats, ints, done,
-            tree_weights, prefix)
+            tree_weights, prefix, _NO_WALK)
 
     return call
 

@@ -37,7 +37,7 @@ import numpy as np
 from ..amf._forest_kernels import _clear_done, _work
 from ..amf._kernels import _learn_classifier_rows, _learn_regressor_rows, target_moments
 from ..amf._path_sums import _proba_rows, _value_rows
-from ..engine._jit import kernel
+from ..engine._jit import borrowed, inline_kernel, kernel
 from ..engine.growth import plant_root
 from ..engine.random import next_uint64, poisson
 from ..engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT
@@ -160,7 +160,7 @@ def _learn_classifier_one(addresses, sizes, t, X, key, i, scale, row, weight, st
     return _loss(log_weight_tree[tree.meta[META_ROOT]] - before, step, weight[0])
 
 
-@kernel(allocates=True)
+@kernel
 def _learn_regressor_one(addresses, sizes, t, X, i, key, target, prior, spread, scale, row,
                          weight, step, split_pure, max_nodes, count_first, excess, path,
                          no_samples, aggregate, extend, forecast, work, prefix):
@@ -178,7 +178,7 @@ def _learn_regressor_one(addresses, sizes, t, X, i, key, target, prior, spread, 
     if tree.meta[META_N_NODES] > 0:
         forecast[0] = 0.0
         _value_rows(tree, row, mean, prior[0], log_weight, log_weight_tree, aggregate, extend,
-                    no_samples.astype(np.float64), 1.0, forecast, work, prefix)
+                    forecast[:0], 1.0, forecast, work, prefix)
         if aggregate:
             _clear_done(tree, row, path, work[6])
         unit = 3.0 * spread[0]
@@ -256,7 +256,7 @@ def _after_row(t, loss, background_loss, active, detectors, pair, settings):
     return NO_EVENT
 
 
-@kernel(allocates=True)
+@kernel
 def _learn_amf_one(regression, addresses, sizes, t, X, i, key, target, target_prior,
                    target_spread, scale, row, weight, step, dirichlet, split_pure, max_nodes,
                    count_first, n_classes, aggregate, extend, excess, path, no_samples,
@@ -273,12 +273,25 @@ def _learn_amf_one(regression, addresses, sizes, t, X, i, key, target, target_pr
                                  excess, path, no_samples)
 
 
-@kernel(allocates=True)
+@inline_kernel
+def _loop_work(floats, ints, done, excess, weights, table):
+    """``amf._forest_kernels._work`` from arrays that the caller made (``table`` an
+    empty walk table), as borrowed views: the loop then allocates nothing, and is
+    compiled without the reference-counting runtime (see ``engine._jit.kernel``),
+    whose counts on every array passed per row and tree cost the regressors' loop
+    about a tenth of its time (``benchmarks/bench_drift.py``'s FriedmanDrift streams,
+    one row per call)."""
+    return (False, borrowed(table), borrowed(floats[0]), borrowed(floats[1]),
+            borrowed(floats[2]), borrowed(floats[3]), borrowed(done), borrowed(ints[0]),
+            borrowed(excess), borrowed(floats[4]), borrowed(ints[1]), borrowed(weights))
+
+
+@kernel
 def learn_amf_slots(addresses, sizes, X, keys, y, weights, prior, spread, row0, position,
                     active, detectors, pair, next_challenge, scale, settings, regression,
                     step, dirichlet, split_pure, max_nodes, count_first, n_classes, aggregate,
                     extend, row, weight, key, target, excess, path, no_samples, floats, ints,
-                    done, tree_weights, prefix):
+                    done, tree_weights, prefix, table):
     """Learn the rows of ``X`` in every slot of an AMF, from row ``position[0]`` and
     slot ``position[1]`` on.
 
@@ -295,11 +308,12 @@ def learn_amf_slots(addresses, sizes, X, keys, y, weights, prior, spread, row0, 
     (``regression``) ``y`` (relative to the model's offset), ``prior`` and
     ``spread`` (from ``target_moments``), ``aggregate`` and ``extend`` (how the
     trees forecast the row to score it) and the forecast work arrays ``floats`` to
-    ``prefix`` (``amf._forest_kernels.prediction_work``); ``target`` holds four
-    floats of work space. The other family's arguments are not read.
+    ``prefix`` (``amf._forest_kernels.prediction_work``) with ``table``, an empty
+    walk table (``_loop_work``); ``target`` holds four floats of work space. The
+    other family's arguments are not read.
     """
     n_trees = addresses.shape[0] // 2
-    work = _work(floats, ints, done, excess, tree_weights)
+    work = _loop_work(floats, ints, done, excess, tree_weights, table)
     n_features = X.shape[1]
     first_slot = position[1]
     for i in range(position[0], X.shape[0]):
