@@ -9,16 +9,26 @@
 2. Why: the share of single-thread time spent inside the compiled kernels (which
    release the GIL) and the speed-up that Amdahl's law allows with the rest held
    under the GIL, measured with per-thread CPU clocks (insensitive to the load).
+2c. The C allocator: the same streams in fresh processes, with glibc's default
+   malloc and with ``MALLOC_ARENA_MAX=1`` and high mmap and trim thresholds
+   (:data:`TUNED_MALLOC`), counting page faults and system time. Trees grow in the
+   worker threads, and glibc gives each thread its own arena: memory a growth frees
+   is handed back to the system and the next growth's copy faults in fresh pages.
 3. Dask: a ``LocalCluster`` of two single-threaded worker processes against local
    threads (``n_jobs=2``) for the same forest: ``fit``/``predict_proba`` under
    ``joblib.parallel_backend("dask")``, and a ``DaskShardedForest`` of two shards
    learning the same mini-batches (with a check that predictions agree).
 
-Usage: ``python benchmarks/bench_parallel.py [--quick] [--repeats N]``.
+Usage: ``python benchmarks/bench_parallel.py [--quick] [--repeats N]
+[--allocator-only]``.
 """
 
+import json
 import logging
 import os
+import resource
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -37,6 +47,11 @@ from _common import (
 )
 
 TARGET = 1.7
+
+TUNED_MALLOC = {"MALLOC_ARENA_MAX": "1", "MALLOC_MMAP_THRESHOLD_": str(1 << 30),
+                "MALLOC_TRIM_THRESHOLD_": str(1 << 32)}
+"""glibc settings of section 2c: one arena for every thread, and freed memory kept
+for reuse instead of being returned to the system (set before Python starts)."""
 
 
 # ------------------------------------------------------------------ helpers
@@ -328,19 +343,105 @@ def dask_rows(X, y, X_test, n_trees, n_batches):
     return rows, startup, warm
 
 
+# ------------------------------------------------------------- allocator
+def allocator_child(name, n_jobs, n_trees, n_rows, n_batches):
+    """Run in a fresh process: one stream of ``n_batches`` mini-batches through a
+    ``name`` forest (after one untimed stream that loads the kernels); prints wall
+    time, user and system CPU time and minor page faults of the timed stream."""
+    from mondrianlearn import AMFClassifier, MondrianForestClassifier
+
+    Est = AMFClassifier if name == "AMF" else MondrianForestClassifier
+    X, y, _, _ = load_scaled("letter")
+    if n_rows:
+        X, y = X[:n_rows], y[:n_rows]
+    stream(Est(n_trees, n_jobs=1, random_state=0), X, y, n_batches)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    start = time.perf_counter()
+    stream(Est(n_trees, n_jobs=n_jobs, random_state=0), X, y, n_batches)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"wall": wall, "user": after.ru_utime - before.ru_utime,
+                      "sys": after.ru_stime - before.ru_stime,
+                      "faults": after.ru_minflt - before.ru_minflt}))
+
+
+def allocator_rows(forests, n_rows, n_batches, repeats):
+    """Section 2c: each ``(name, n_trees)`` forest's stream with ``n_jobs`` 1 and 2,
+    glibc's default malloc and :data:`TUNED_MALLOC`, each run a fresh process (best
+    wall time of ``repeats`` interleaved runs, with that run's CPU times and faults)."""
+    runs = {}
+    configs = [(name, n_trees, malloc, n_jobs) for name, n_trees in forests
+               for malloc in ("default", "tuned") for n_jobs in (1, 2)]
+    for _ in range(repeats):
+        for name, n_trees, malloc, n_jobs in configs:
+            env = dict(os.environ)
+            for key in TUNED_MALLOC:
+                env.pop(key, None)
+            if malloc == "tuned":
+                env.update(TUNED_MALLOC)
+            out = subprocess.run(
+                [sys.executable, __file__, "--allocator-child", name, str(n_jobs),
+                 str(n_trees), str(n_rows or 0), str(n_batches)],
+                capture_output=True, text=True, env=env, check=True)
+            result = json.loads(out.stdout.strip().splitlines()[-1])
+            key = (name, n_trees, malloc, n_jobs)
+            if key not in runs or result["wall"] < runs[key]["wall"]:
+                runs[key] = result
+    rows = []
+    for name, n_trees in forests:
+        for malloc in ("default", "tuned"):
+            one, two = runs[name, n_trees, malloc, 1], runs[name, n_trees, malloc, 2]
+            label = "glibc default" if malloc == "default" else "one arena, memory kept"
+            for n_jobs, r in ((1, one), (2, two)):
+                rows.append([f"{name}({n_trees})", label, str(n_jobs), fmt_seconds(r["wall"]),
+                             fmt_seconds(r["user"]), fmt_seconds(r["sys"]),
+                             f"{r['faults']:,}",
+                             fmt_ratio(one["wall"] / two["wall"]) if n_jobs == 2 else "-"])
+    return rows
+
+
+def allocator_section(report, forests, n_rows, n_batches, repeats):
+    progress("the C allocator")
+    report.section(
+        f"2c. Page faults and the C allocator: partial_fit in {n_batches} mini-batches, "
+        "each run a fresh process",
+        markdown_table(["forest", "malloc", "n_jobs", "wall", "user CPU", "system CPU",
+                        "page faults", "speed-up"],
+                       allocator_rows(forests, n_rows, n_batches, repeats)),
+        f"Best wall time of {repeats} interleaved runs, with that run's CPU times and "
+        "minor page faults (getrusage of the process, the untimed first stream "
+        "excluded). 'one arena, memory kept': " + ", ".join(
+            f"{k}={v}" for k, v in TUNED_MALLOC.items()) + ", set in the environment "
+        "before Python starts. The trees, and so the results, are the same.")
+
+
 # ------------------------------------------------------------------ main
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--allocator-child":
+        name, n_jobs, n_trees, n_rows, n_batches = sys.argv[2:7]
+        allocator_child(name, int(n_jobs), int(n_trees), int(n_rows), int(n_batches))
+        return
     parser = make_parser(__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=None,
                         help="interleaved runs per timing, best kept (default 3, quick 3)")
     parser.add_argument("--no-dask", action="store_true", help="skip the Dask section")
+    parser.add_argument("--allocator-only", action="store_true",
+                        help="only section 2c (the C allocator), in "
+                             "results/bench_parallel_allocator.md")
     args = parser.parse_args()
     quick = args.quick
     repeats = args.repeats or 3
     n_trees = 20 if quick else 100
     n_rows = 6000 if quick else None
     n_batches = 5 if quick else 10
-    report = Report("bench_parallel", "Parallel training: threads and Dask", args)
+    amf_trees = 10 if quick else 50
+    report = Report("bench_parallel", "Parallel training: threads and Dask", args,
+                    suffix="_allocator" if args.allocator_only else "")
+    if args.allocator_only:
+        allocator_section(report, [("MF", n_trees), ("AMF", amf_trees)], n_rows, n_batches,
+                          repeats)
+        report.finish()
+        return
 
     from mondrianlearn import MondrianForestClassifier
 
@@ -365,7 +466,6 @@ def main():
                        X, y, X_test, n_batches, repeats)
     if AMFClassifier is not None:
         progress("threads: AMFClassifier")
-        amf_trees = 10 if quick else 50
         try:
             rows += thread_rows(f"AMFClassifier({amf_trees})",
                                 lambda n_jobs: AMFClassifier(amf_trees, n_jobs=n_jobs,
@@ -454,6 +554,9 @@ def main():
         "threads and the cost of sharing caches and memory bandwidth (stall cycles are "
         "CPU time) are in it; time spent waiting for a core or for the GIL is not. "
         "Other processes' cache pressure still inflates it a little.")
+
+    allocator_section(report, [("MF", n_trees)] + ([("AMF", amf_trees)] if AMFClassifier
+                                                   else []), n_rows, n_batches, repeats)
 
     if not args.no_dask:
         try:
