@@ -699,10 +699,24 @@ def speed_section(report, quick, seed):
                 ["per-sample Python objects", "none (struct-of-arrays, no sample store)"],
                 ["test accuracy after this fit", f"{acc:.4f}"]]
     report.section("Memory (letter, 15000 rows, 10 trees)",
-                   markdown_table(["quantity", "value"], mem_rows),
-                   "bytes per node = engine arrays 329 (box 2 x 16 features x 8, "
-                   "7 int64/float64 fields, 1 bool) + AMF statistics 232 (26 class counts, "
-                   "total, log-weight, log-tree-weight, float64).")
+                   markdown_table(["quantity", "value"], mem_rows), node_bytes_note(tree))
+
+
+def node_bytes_note(tree):
+    """What one node of ``tree`` costs, array by array (from the arrays themselves)."""
+    def per_node(array):
+        return array.itemsize * int(np.prod(array.shape[1:]))
+
+    node_arrays = tree.arrays[:-1]  # meta: not per node
+    engine = sum(per_node(a) for a in node_arrays)
+    box = tree.arrays.lower
+    stats = {name: per_node(a) for name, a in tree.node_stats.items()}
+    return (f"bytes per node = engine arrays {engine} (box: 2 x "
+            f"{box.shape[1]} features x {box.itemsize} bytes; "
+            f"{len(node_arrays) - 2} other fields, "
+            f"{engine - 2 * per_node(box)} bytes) + AMF statistics {sum(stats.values())} ("
+            + ", ".join(f"{name} {b}" for name, b in stats.items())
+            + ").")
 
 
 def targets_section(report, letter, verdicts, coverage):
