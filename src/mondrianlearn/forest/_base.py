@@ -24,14 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..engine.growth import close_pending_blocks
 from ..engine.saved_trees import restore_derived, without_derived
-from ..engine.storage import (
-    FREE_NODES,
-    NODES_PER_ROW,
-    batch_nodes,
-    learn_rows,
-    resampled_nodes,
-    sample_with_growth,
-)
+from ..engine.storage import batch_nodes, learn_rows, resampled_nodes, sample_with_growth
 from ..engine.tree import (
     META_MAX_LEAF_POINTS,
     META_N_NODES,
@@ -44,7 +37,7 @@ from ..engine.tree_table import NO_RANGE, one_tree_table
 from ..utils.drift_param import DriftMixin, drift_module
 from ..utils.estimator import ForestClassifierMixin, ForestLearnerMixin
 from ..utils.fast_path import FAST_MAX_ROWS, NEW_UNITS, NO_UNITS, ONE, ONES, fast_call
-from ..utils.parallel import fast_path_threads, map_trees, run_each, run_split, runs_sequentially
+from ..utils.parallel import fast_path_threads, map_trees, run_each, run_split
 from ._additive import accumulate_new_nodes, draw_multiplicities, sample_tree
 from ._forest_kernels import learn_forest_rows
 from ._smoothing import ikn_posterior
@@ -139,9 +132,6 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         if X.shape[0] <= FAST_MAX_ROWS and self._extend_stored(ids, settings):
             self._release_store_if_full()
             return
-
-        if not runs_sequentially(len(self.trees_), self.n_jobs):
-            _room_before_threads(self.trees_, store, ids.shape[0], settings[4])
 
         def learn_tree(tree):
             return _learn_tree(tree, store, ids, settings)
@@ -526,24 +516,6 @@ class BaseMondrianForestClassifier(ForestClassifierMixin, BaseMondrianForest):
         posterior = np.zeros((tree.n_nodes, counts.shape[1]))
         ikn_posterior(tree.arrays, counts, self._gamma(), posterior)
         return posterior
-
-
-def _room_before_threads(trees, store, n_rows, max_nodes):
-    """Grow, in the calling thread, every tree that has nodes to the room that
-    ``n_rows`` more points can take (two nodes each) and its point links to the
-    store, before the trees are extended in worker threads.
-
-    glibc's malloc gives each thread an arena of its own and hands large freed blocks
-    back to the system: trees grown in the worker threads copied themselves into
-    fresh pages, each a page fault (two threads took 72% more faults than one and lost
-    much of their speed-up to them, ``benchmarks/bench_parallel.py`` section 2c).
-    Grown here, the copies come from the calling thread's arena, which reuses what
-    the last growth freed. Capacity changes no result; a paused leaf re-sampled with
-    more points than its share still grows in its worker."""
-    for tree in trees:
-        tree.ensure_sample_capacity(store.n)
-        if tree.n_nodes:
-            tree.reserve(tree.n_nodes + FREE_NODES + NODES_PER_ROW * n_rows, limit=max_nodes)
 
 
 def _learn_tree(tree, store, ids, settings, position=0, leaf=-1):
