@@ -229,9 +229,37 @@ def test_tab_separated_and_gzipped(tmp_path, numeric):
 
 
 @needs_pandas
+@pytest.mark.parametrize("name", ["one.csv", "one.csv.gz"])
+def test_a_file_of_one_column_is_not_split_at_its_letters(tmp_path, name):
+    """The separator is one of ``,;<tab>| `` (pandas' own guess took any character:
+    the column "label" was read as three columns split at its letters)."""
+    text = "label\n" + "".join(f"{i % 2}\n" for i in range(20))
+    path = tmp_path / name
+    if name.endswith(".gz"):
+        with gzip.open(path, "wt") as f:
+            f.write(text)
+    else:
+        _write(path, text)
+    with pytest.raises(DataFileError, match="has 1 column"):
+        load_file(path)
+
+
+@needs_pandas
+@pytest.mark.parametrize("sep", [";", "|", " "])
+def test_other_separators(tmp_path, numeric, sep):
+    X, y = numeric
+    path = _write(tmp_path / "t.csv", sep.join("abc") + sep + "label\n"
+                  + _numeric_lines(X, y).replace(",", sep))
+    X_read, y_read, names, _ = load_file(path, return_info=True)
+    np.testing.assert_array_equal(X_read, X)
+    np.testing.assert_array_equal(y_read, y)
+    assert names == ["a", "b", "c"]
+
+
+@needs_pandas
 @pytest.mark.parametrize("content, message", [
     (b"", "is empty"),
-    (b"\n\n", "Could not read .* as a table"),
+    (b"\n\n", "is empty"),  # blank lines: no column
     (b"a,b\n1,2\n\x81\xff\x00,\"x\n", "Could not read .* as a table"),
 ])
 def test_unreadable_files(tmp_path, content, message):

@@ -675,3 +675,24 @@ def test_range_units_come_from_the_first_batch_and_stay():
     raw = MondrianKernelRegressor(n_trees=5, lifetime=3.0, feature_scale=None,
                                   random_state=0).fit(X[:100], y[:100])
     np.testing.assert_array_equal(raw._units[0], np.ones(2))
+
+
+@pytest.mark.parametrize("params", [{}, {"lifetime": 5.0},
+                                    {"selection": "marginal_likelihood"}],
+                         ids=["auto-validation", "fixed-lifetime", "auto-marginal"])
+def test_a_ridge_system_lost_in_floating_point_says_what_to_change(params):
+    """alpha lost against the Gram matrix (too small an alpha, or sample weights so
+    large that alpha no longer counts) is a FloatingPointError naming both remedies,
+    not NumPy's bare LinAlgError from inside the solver."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(200, 3))
+    y = X[:, 0]
+    with pytest.raises(FloatingPointError, match="increase alpha or scale the sample"):
+        MondrianKernelRegressor(random_state=0, **params).fit(
+            X, y, sample_weight=np.full(200, 1e100))
+    with pytest.raises(FloatingPointError, match="alpha=1e-300"):
+        MondrianKernelRegressor(random_state=0, alpha=1e-300, **params).fit(X, y)
+    # weights that leave alpha its weight fit as before
+    model = MondrianKernelRegressor(random_state=0, **params).fit(
+        X, y, sample_weight=np.full(200, 1e4))
+    assert model.score(X, y) > 0.95

@@ -303,6 +303,44 @@ def test_bad_values_are_refused_before_anything_changes():
     assert pickle.dumps(model) == before
 
 
+ADAPTERS = ["MondrianForestClassifier", "AMFClassifier", "MondrianKernelClassifier",
+            "MondrianForestRegressor", "AMFRegressor", "MondrianKernelRegressor"]
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_missing_targets_are_refused_before_anything_changes(name):
+    """A label of None or NaN, a target of NaN or infinity: a clear error and the model
+    as it was (the Mondrian forest regressor took a NaN target and forecast NaN
+    from then on; the classifiers failed inside NumPy's sort on None)."""
+    import pickle
+
+    pd = pytest.importorskip("pandas")
+    classifier = "Classifier" in name
+    model = getattr(mlr, name)(seed=0)
+    rng = np.random.RandomState(0)
+    for _ in range(30):
+        x = {"a": rng.uniform(), "b": rng.uniform()}
+        model.learn_one(x, int(x["a"] > 0.5) if classifier else x["a"])
+    before = pickle.dumps(model)
+    bads = [None, float("nan"), np.float32("nan")] if classifier else [
+        float("nan"), float("inf"), -np.inf, np.float64("nan")]
+    message = "missing label" if classifier else "NaN or infinity"
+    frame = pd.DataFrame({"a": [5.0, 0.2], "b": [0.1, 0.2]})  # 5.0 widens the range
+    for bad in bads:
+        with pytest.raises(ValueError, match=message):
+            model.learn_one({"a": 5.0, "b": 0.1}, bad)
+        assert pickle.dumps(model) == before
+        targets = pd.Series([1 if classifier else 0.5, bad],
+                            dtype=object if classifier else float)
+        with pytest.raises(ValueError, match=message):
+            model.learn_many(frame, targets)
+        assert pickle.dumps(model) == before
+    fresh = getattr(mlr, name)(seed=0)
+    with pytest.raises(ValueError):
+        fresh.learn_one({"a": 0.5}, bads[0])
+    assert fresh._features == [] and fresh._model is None
+
+
 @pytest.mark.parametrize("cls, params", [
     pytest.param(mlr.AMFClassifier, {"n_estimators": 3}, marks=AMF_PREDICT_BUG),
     (mlr.MondrianForestClassifier, {"n_estimators": 3}),

@@ -41,6 +41,8 @@ refuses NaN and infinity and checks the range of the features: no Python loop ov
 the features or the trees. Other rows take a slower path with the same results.
 """
 
+import math
+
 import numpy as np
 
 try:
@@ -56,6 +58,9 @@ __all__ = ["MondrianForestClassifier", "MondrianForestRegressor", "AMFClassifier
            "AMFRegressor", "MondrianKernelRegressor", "MondrianKernelClassifier"]
 
 _NOT_FINITE = "Input contains NaN or infinity."
+_TARGET_NOT_FINITE = "Input y contains NaN or infinity."
+_MISSING_LABEL = ("Input y contains a missing label (None or NaN); a classifier learns "
+                  "rows with a label only.")
 _OVERFLOW = ("The features span a range whose total width overflows float64 (values "
              "near +-1.8e308); rescale them, e.g. with preprocessing.MinMaxScaler().")
 _MAX_PLANS = 64  # key orders remembered (dropped all at once when full)
@@ -408,10 +413,15 @@ class _BackedClassifier(_Backed, river_base.MiniBatchClassifier):
         return True
 
     def learn_one(self, x, y):
+        if y is None or y != y:  # checked before anything changes (NaN != NaN)
+            raise ValueError(_MISSING_LABEL)
         self._learn_dict(x, y)
 
     def learn_many(self, X, y):
-        self._learn_frame(X, list(y))
+        targets = list(y)
+        if any(t is None or t != t for t in targets):
+            raise ValueError(_MISSING_LABEL)
+        self._learn_frame(X, targets)
 
     def _label_cuts(self, targets):
         """Rows whose label the model has not seen before (its classes change)."""
@@ -468,6 +478,9 @@ class _BackedClassifier(_Backed, river_base.MiniBatchClassifier):
         if not self._has_proba():
             raise NotImplementedError(
                 f"loss={self.loss!r} gives no probabilities; use predict_many.")
+        if not len(X):  # no row: nothing to check against the model (its checks want one)
+            return pd.DataFrame(np.empty((0, len(self._labels()))), index=X.index,
+                                columns=self._labels())
         proba = self._proba(self._predict_frame(X))
         return pd.DataFrame(proba, index=X.index, columns=self._labels())
 
@@ -476,15 +489,23 @@ class _BackedClassifier(_Backed, river_base.MiniBatchClassifier):
 
         if not self._learned():
             return pd.Series([None] * len(X), index=X.index, dtype=object)
+        if not len(X):
+            return pd.Series([], index=X.index, dtype=object)
         return pd.Series(self._predicted(self._predict_frame(X)), index=X.index)
 
 
 class _BackedRegressor(_Backed, river_base.MiniBatchRegressor):
     def learn_one(self, x, y):
-        self._learn_dict(x, float(y))
+        y = float(y)
+        if not math.isfinite(y):  # checked before anything changes
+            raise ValueError(_TARGET_NOT_FINITE)
+        self._learn_dict(x, y)
 
     def learn_many(self, X, y):
-        self._learn_frame(X, np.asarray(y, dtype=np.float64))
+        targets = np.asarray(y, dtype=np.float64)
+        if not np.isfinite(targets).all():
+            raise ValueError(_TARGET_NOT_FINITE)
+        self._learn_frame(X, targets)
 
     def _predict(self, X):
         return self._model._predict_validated(X)
@@ -499,6 +520,8 @@ class _BackedRegressor(_Backed, river_base.MiniBatchRegressor):
 
         if not self._learned():
             return pd.Series([None] * len(X), index=X.index, dtype=object)
+        if not len(X):
+            return pd.Series([], index=X.index, dtype=np.float64)
         return pd.Series(self._predict(self._predict_frame(X)), index=X.index)
 
 

@@ -164,14 +164,40 @@ def detect_header(rows):
     return True, "the first row's values do not occur below"
 
 
+_SEPARATORS = ",;\t| "
+"""Column separators that a text table may use, in the order they are preferred."""
+
+
+def _separator(path, encoding):
+    """The column separator of a text table: the one of :data:`_SEPARATORS` that
+    Python's CSV sniffer finds in the first lines, or a comma. (pandas' own guess
+    takes any character: a file of one column named "label" was split at its
+    letters.)"""
+    import bz2
+    import csv
+    import gzip
+    import lzma
+
+    opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(
+        path.suffix.lower(), open)
+    if path.suffix.lower() in (".zip", ".zst", ".tar"):
+        return None  # pandas opens these; its own guess of the separator
+    with opener(path, "rt", encoding=encoding, newline="") as f:
+        sample = f.read(1 << 16)
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=_SEPARATORS).delimiter
+    except csv.Error:  # no separator found: one column
+        return ","
+
+
 def _read_text(pd, path, **options):
     """``pandas.read_csv`` with the separator guessed (tabs for ``.tsv``), as UTF-8
     with or without a byte-order mark, or else as Latin-1."""
     import csv
 
-    sep = "\t" if ".tsv" in path.name.lower() else None
     for encoding in ("utf-8-sig", "latin-1"):
         try:
+            sep = "\t" if ".tsv" in path.name.lower() else _separator(path, encoding)
             return pd.read_csv(path, sep=sep, engine="python", skipinitialspace=True,
                                encoding=encoding, **options)
         except UnicodeDecodeError:

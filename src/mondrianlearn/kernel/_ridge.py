@@ -318,6 +318,25 @@ compiled code); larger calls use LAPACK's blocked ``dtpqrt``, several times fast
 per row once the factor has a few hundred features."""
 
 
+def ridge_cholesky(A, alpha):
+    """Lower Cholesky factor of a ridge system ``A`` (weighted Gram matrix plus
+    ``alpha`` times the identity), or a ``FloatingPointError`` that says what to change.
+
+    In exact arithmetic ``A`` is positive definite for any ``alpha > 0``; in floating
+    point it stops being so once ``alpha`` is lost against the Gram matrix (an
+    ``alpha`` near 1e-15 with unit weights, or sample weights of 1e100 with the
+    default ``alpha``): the weights scale the squared errors and ``alpha`` does not.
+    """
+    try:
+        return np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        diagonal = float(np.max(np.diag(A))) if A.size else 0.0
+        raise FloatingPointError(
+            f"The ridge system is not positive definite in floating point: alpha={alpha:g} "
+            f"is lost against the weighted Gram matrix (largest diagonal {diagonal:.3g}); "
+            "increase alpha or scale the sample weights down.") from None
+
+
 def _grow(array, size, capacity, fill=0.0):
     """A copy of ``array``'s leading block (1-D or square) in a larger buffer."""
     if array.ndim == 1:
@@ -422,7 +441,7 @@ class OnlineRidge:
         self.cell_column = np.array(cell_column[: self.n_cells], dtype=np.int64)
         if factor is None:
             A, b = self.system(self.cell_column, n_features)
-            factor = (np.linalg.cholesky(A), b)
+            factor = (ridge_cholesky(A, self.alpha), b)
         self.L = np.ascontiguousarray(factor[0])
         self.b = factor[1]
         self.size = n_features

@@ -27,7 +27,7 @@ from ..engine._jit import kernel
 from ..engine.random import uniform
 from ..engine.tree import LEAF
 from ._features import leaves_of, node_point_ranges
-from ._ridge import chol_append, chol_delete, chol_logdet, chol_solve
+from ._ridge import chol_append, chol_delete, chol_logdet, chol_solve, ridge_cholesky
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
@@ -270,7 +270,7 @@ class RidgeSweep:
         self.at[:M] = f.roots
         self.S[:M, :M] = self.fit_w / M
         A = self.S[:M, :M] + self.alpha * np.eye(M)
-        self.U[:M, :M] = np.linalg.cholesky(A).T
+        self.U[:M, :M] = ridge_cholesky(A, self.alpha).T
         self.b_slot[:M] = self.scale * float(np.dot(self.weight_fit, self.y))
         self.b[:M] = self.b_slot[:M]
         self.size[0] = M
@@ -309,7 +309,7 @@ class RidgeSweep:
             if done < 0:
                 raise FloatingPointError(
                     f"The ridge system lost positive definiteness at cut {-done - 1}; "
-                    "increase alpha.")
+                    "increase alpha or scale the sample weights down.")
             stamps.extend([time.perf_counter() - t0] * (done - k))
             k = done
             if done < last:

@@ -28,6 +28,7 @@ from ..utils.parallel import map_trees
 from ..utils.validation import (
     check_classifier_batch,
     check_classifier_fit,
+    check_regressor_batch,
     check_X_y_batch,
 )
 from ._features import (
@@ -52,6 +53,7 @@ from ._ridge import (
     log_marginal_likelihood,
     lower_solve,
     one_blas_thread,
+    ridge_cholesky,
 )
 from ._sweep import FlatForest, RidgeSweep, sgd_epochs, sgd_sweep
 
@@ -694,7 +696,7 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
                 if held is not None:
                     columns_v = cell_column[held[0]]
                     gram_remove_rows(A, b, columns_v, held[2], held[1], scale)
-                L = np.linalg.cholesky(A)
+                L = ridge_cholesky(A, ridge.alpha)
             coef = np.empty(n)
             lower_solve(L, n, b, coef)
             bs, coef_s = b[:n] / spread, coef / spread
@@ -765,9 +767,10 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
     @_fit_context(prefer_skip_nested_validation=True)
     def _partial_fit_full(self, X, y, sample_weight):
         self._own_arrays()  # loaded from read-only memory maps (utils.persistence)
-        first = not self.__sklearn_is_fitted__()
-        X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=first,
-                                              y_numeric=True)
+        checked = check_regressor_batch(self, X, y, sample_weight)
+        if checked is None:  # an empty mini-batch of a fitted model: a no-op
+            return self
+        X, y, sample_weight, first = checked
         y = np.asarray(y, dtype=np.float64)
         if first:
             self._fit(self._start_units(X, sample_weight), y, sample_weight, online=True)

@@ -15,6 +15,7 @@ from sklearn.utils.validation import validate_data
 from ..utils.estimator import TreeModelMixin
 from ..utils.fast_path import fast_call
 from ..utils.parallel import map_trees
+from ..utils.validation import check_empty_batch, is_empty_batch
 from ._features import (
     FastPartitionsMixin,
     assign_columns,
@@ -169,6 +170,9 @@ class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeature
     def _partial_fit_full(self, X):
         self._own_arrays()  # loaded from read-only memory maps (utils.persistence)
         first = not self.__sklearn_is_fitted__()
+        if not first and is_empty_batch(X):  # a no-op, as for the forests
+            check_empty_batch(self, X)
+            return self
         X = _check_X_fit(self, X, reset=first)
         if first:  # projectivity: batch sampling of the first batch is exact
             self._sample(self._start_origin(X), float(self.lifetime))

@@ -17,6 +17,7 @@ from .validation import (
     _check_declared,
     check_classifier_batch,
     check_classifier_fit,
+    check_no_missing_target,
     check_regressor_batch,
     check_same_label_kind,
     check_X_predict,
@@ -235,6 +236,7 @@ class ForestLearnerMixin(TreeModelMixin):
         X = np.ascontiguousarray(X, dtype=np.float64)
         self._check_units_range(X)
         y = np.asarray(y, dtype=self._label_dtype)
+        check_no_missing_target(y)
         self._learn_labels(y)
         self._learn_in_units(X, y, np.ones(X.shape[0]))
         self._remember_fast_state()

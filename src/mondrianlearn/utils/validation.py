@@ -91,6 +91,22 @@ def check_extent(estimator, X, *, reset):
         estimator._feature_range = np.vstack([low, high])
 
 
+def check_no_missing_target(y):
+    """Refuse targets or labels ``y`` (a NumPy array) that hold a missing value: NaN
+    or infinity in numbers, ``None`` or NaN among objects (a classifier's labels).
+
+    For callers that learn rows without scikit-learn's check of ``y`` (the river
+    adapters' checked rows); it runs before anything changes.
+    """
+    kind = y.dtype.kind
+    if kind == "f":
+        if not np.isfinite(y).all():
+            raise ValueError("Input y contains NaN or infinity.")
+    elif kind == "O":
+        if any(v is None or v != v for v in y.ravel().tolist()):
+            raise ValueError("Input y contains a missing label (None or NaN).")
+
+
 def label_kind(labels, name="y"):
     """``"string"`` if every label is a string, ``"number"`` if none is.
 
