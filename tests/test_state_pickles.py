@@ -133,8 +133,9 @@ def test_a_kernel_classifier_saved_before_sweep_step_takes_its_default():
 @pytest.mark.parametrize("name", ["MondrianKernelClassifier", "MondrianKernelRegressor"])
 def test_a_kernel_predictor_saved_before_feature_scale_keeps_raw_units(name):
     """Models saved before ``feature_scale`` were fitted in raw units: that is the
-    value they take, so ``get_params`` describes them and a clone refits the same way."""
-    paths = [p for _, p in SAVED if p.stem == name]
+    value they take, so ``get_params`` describes them and a clone refits the same way.
+    (The pickles of formats up to 6 were written before the kernel models had it.)"""
+    paths = [p for fmt, p in SAVED if p.stem == name and fmt <= 6]
     assert paths
     for path in paths:
         model = _load(path)

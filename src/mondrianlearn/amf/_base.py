@@ -39,6 +39,11 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
     """Base class: subclasses define the node statistics (``_start``) and the
     learning kernel."""
 
+    _structure_params = ("n_estimators", "feature_scale")
+    """Parameters fixed once the forest has started learning (checked by a later
+    ``partial_fit``: ``TreeModelMixin._check_structure``). ``bootstrap`` may change:
+    AMF draws each row's weight as it learns it."""
+
     _fast_weighted = True  # sample_weight on the fast path (utils.fast_path)
 
     _parameter_constraints = {

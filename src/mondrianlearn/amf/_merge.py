@@ -160,6 +160,7 @@ def merge_amf_forests(forests, same_stream=False):
         ranges = [f._feature_range for f in forests]
         merged._feature_range = np.vstack([np.min([r[0] for r in ranges], axis=0),
                                            np.max([r[1] for r in ranges], axis=0)])
+    merged._record_structure()  # the merged forest goes on learning with all its trees
     merged._remember_fast_state()
     return merged
 

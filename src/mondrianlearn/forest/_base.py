@@ -64,6 +64,10 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
     by default).
     """
 
+    _structure_params = ("n_estimators", "bootstrap", "feature_scale")
+    """Parameters fixed once the forest has started learning (checked by a later
+    ``partial_fit``: ``TreeModelMixin._check_structure``)."""
+
     _parameter_constraints = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "lifetime": [Interval(Real, 0, None, closed="right")],

@@ -178,6 +178,7 @@ def merge_mondrian_forests(forests, same_stream=False):
 
     merged.trees_ = [tree for forest_trees in trees for tree in forest_trees]
     merged.n_estimators = len(merged.trees_)
+    merged._record_structure()  # the merged forest goes on learning with all its trees
     merged._remember_fast_state()
     return merged
 

@@ -98,6 +98,10 @@ the cell (leaf) of each node, both plus one."""
 class _BaseMondrianKernelModel(FastPartitionsMixin, TreeModelMixin, BaseEstimator):
     """Partitions, feature columns and the lifetime sweep shared by both models."""
 
+    _structure_params = ("n_trees", "feature_scale")
+    """Parameters fixed once the model has started learning (checked by a later
+    ``partial_fit``: ``TreeModelMixin._check_structure``)."""
+
     _parameter_constraints = {
         "n_trees": [Interval(Integral, 1, None, closed="left")],
         "lifetime": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],

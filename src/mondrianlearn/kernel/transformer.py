@@ -28,7 +28,11 @@ from ._features import (
 
 
 def _check_X_fit(estimator, X, reset):
+    if not reset:
+        estimator._check_structure()
     X = validate_data(estimator, X, reset=reset, dtype=np.float64, ensure_min_samples=1)
+    if reset:
+        estimator._record_structure()
     return np.ascontiguousarray(X)
 
 
@@ -91,6 +95,10 @@ class MondrianKernel(FastPartitionsMixin, TreeModelMixin, ClassNamePrefixFeature
     >>> bool(np.abs(mk.kernel(X) - exact).max() < 0.15)
     True
     """
+
+    _structure_params = ("n_trees",)
+    """Parameters fixed once the partitions are sampled (checked by a later
+    ``partial_fit``: ``TreeModelMixin._check_structure``)."""
 
     _parameter_constraints = {
         "n_trees": [Interval(Integral, 1, None, closed="left")],

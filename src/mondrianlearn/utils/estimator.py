@@ -38,6 +38,36 @@ class TreeModelMixin(FeatureScaleMixin, FastPathMixin, VersionedStateMixin):
     """
 
     _store = None
+
+    _structure_params = ()
+    """Parameters fixed once the model has started learning (its first ``fit`` or
+    ``partial_fit``): the number of trees, the feature units, ... . A later
+    ``partial_fit`` after one changed is refused (:meth:`_check_structure`)."""
+
+    def _record_structure(self):
+        """Remember the :attr:`_structure_params` the model starts learning with (the
+        checks of a first ``fit`` or ``partial_fit`` call this once they pass)."""
+        names = set(self._get_param_names())
+        self._structure_ = {name: getattr(self, name)
+                            for name in self._structure_params if name in names}
+
+    def _check_structure(self):
+        """Refuse to go on learning after a structure parameter changed.
+
+        The number of trees, online bagging in the Mondrian forests (per-point
+        multiplicities kept by every tree) and the feature units are set up when a
+        model starts learning; a later call cannot honour a new value (it used to be
+        ignored, or, for ``bootstrap`` turned on, to write past the trees' arrays).
+        Models saved in state formats before 7 recorded nothing and are not checked.
+        """
+        for name, value in self.__dict__.get("_structure_", {}).items():
+            now = getattr(self, name)
+            if not _same_value(now, value):
+                raise ValueError(
+                    f"{name}={now!r}, but {type(self).__name__} started learning with "
+                    f"{name}={value!r}: it is fixed once a model has started learning, so "
+                    "partial_fit cannot follow the change. Set it back, or call fit to "
+                    "start anew with the new value.")
     """The shared sample store (``engine.tree.SampleStore``) of a model that keeps
     one (Mondrian forests do, for pausing), set on the instance; None otherwise."""
 
@@ -232,6 +262,7 @@ class ForestLearnerMixin(TreeModelMixin):
         qualifies, else the rows learned without scikit-learn's validation."""
         if self._partial_fit_fast(X, y):
             return self
+        self._check_structure()
         self._own_arrays()  # loaded from read-only memory maps (utils.persistence)
         X = np.ascontiguousarray(X, dtype=np.float64)
         self._check_units_range(X)
@@ -389,3 +420,13 @@ class ForestRegressorMixin(RegressorMixin):
                 if mean is not None:
                     return mean
         return self._predict_validated(self._checked_rows(X), return_std)
+
+
+def _same_value(a, b):
+    """Whether two parameter values are equal (arrays element-wise)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(np.asarray(a), np.asarray(b))
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b

@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 
-STATE_FORMAT = 6
+STATE_FORMAT = 7
 """Version of the layout of fitted state; bumped when a saved model can no longer load.
 
 An estimator reads the formats from its ``_oldest_state_format`` to this one: a
@@ -27,7 +27,10 @@ without the boxes and sums that the stored points give back, ``engine.saved_tree
 older versions would misread; 6: boxes are stored in float32, rounded outward,
 ``engine.boxes``, relative to an origin of the features, ``utils.feature_scale``:
 trees saved in earlier formats get their float64 boxes rounded outward when they
-load, ``TreeState.__setstate__``, and origin 0)."""
+load, ``TreeState.__setstate__``, and origin 0; 7: a model records the parameters
+that fix its structure when it starts learning, ``_structure_``, and a later
+``partial_fit`` refuses a change of them: models saved in earlier formats load
+without the record and are not checked)."""
 
 
 _READ_ONLY = "_holds_read_only_arrays"

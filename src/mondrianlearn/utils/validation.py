@@ -31,6 +31,8 @@ def check_X_y_batch(estimator, X, y, sample_weight, *, reset, y_numeric=False, c
     feature count and names are recorded (as scikit-learn does); on failure the
     estimator is left exactly as it was.
     """
+    if not reset:
+        estimator._check_structure()  # parameters fixed since the model started
     recorded = ("n_features_in_", "feature_names_in_", "_feature_range")
     saved = {k: estimator.__dict__[k] for k in recorded if k in estimator.__dict__}
     try:
@@ -50,6 +52,8 @@ def check_X_y_batch(estimator, X, y, sample_weight, *, reset, y_numeric=False, c
             else:
                 estimator.__dict__.pop(k, None)
         raise
+    if reset:
+        estimator._record_structure()
     return np.ascontiguousarray(X), y, sample_weight
 
 
