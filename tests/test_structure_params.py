@@ -5,9 +5,10 @@ per-point multiplicities) and the feature units are set up by the first ``fit`` 
 ``partial_fit``. A later ``partial_fit`` after ``set_params`` changed one of them
 cannot honour it: it used to be ignored silently (a forest kept its 10 trees with
 ``n_estimators=5``; the kernel models scaled their features by the new count), and
-``bootstrap`` turned on in a Mondrian forest wrote past the trees' arrays. It is now
+``bootstrap`` turned on in a Mondrian forest wrote past the trees' arrays; a lowered
+``lifetime`` gave probabilities of 1e67. It is now
 a ``ValueError`` before anything changes; setting the value back, or ``fit``, goes on.
-Parameters that a later call can follow (the lifetime, the node budget, drift
+Parameters that a later call can follow (the node budget, drift
 adaptation, AMF's per-row bagging weights, ...) still may change.
 """
 
@@ -35,6 +36,10 @@ FIXED = [
     (MondrianForestClassifier, {"n_estimators": 3, "bootstrap": True}, "bootstrap", False),
     (MondrianForestClassifier, {"n_estimators": 3}, "feature_scale", None),
     (MondrianForestRegressor, {"n_estimators": 3}, "bootstrap", True),
+    (MondrianForestClassifier, {"n_estimators": 3}, "lifetime", 1.0),
+    (MondrianForestClassifier, {"n_estimators": 3, "lifetime": 1.0}, "lifetime", 5.0),
+    (MondrianForestRegressor, {"n_estimators": 3, "lifetime": 5.0}, "lifetime", np.inf),
+    (MondrianBoostingClassifier, {"n_estimators": 3}, "lifetime", 2.0),
     (MondrianTreeClassifier, {}, "feature_scale", None),
     (AMFClassifier, {"n_estimators": 3}, "n_estimators", 5),
     (AMFRegressor, {"n_estimators": 3}, "feature_scale", None),
@@ -45,8 +50,9 @@ FIXED = [
     (MondrianBoostingClassifier, {"n_estimators": 3}, "n_estimators", 5),
 ]
 FREE = [
-    (MondrianForestClassifier, {"n_estimators": 3}, "lifetime", 1.0),
     (MondrianForestClassifier, {"n_estimators": 3}, "max_nodes", 50),
+    (MondrianForestClassifier, {"n_estimators": 3}, "min_samples_split", 5),
+    (MondrianForestClassifier, {"n_estimators": 3}, "discount", 1.0),
     (MondrianForestClassifier, {"n_estimators": 3}, "drift", "adwin"),
     (AMFClassifier, {"n_estimators": 3}, "bootstrap", True),
     (AMFClassifier, {"n_estimators": 3}, "step", 2.0),
@@ -128,3 +134,26 @@ def test_the_river_path_refuses_it_too():
     model.bootstrap = True
     with pytest.raises(ValueError, match="started learning with bootstrap=False"):
         model._partial_fit_validated(np.ascontiguousarray(X[60:61]), y[60:61])
+
+
+@pytest.mark.parametrize("bootstrap", [False, True])
+def test_a_budget_raised_after_the_points_were_released_is_refused(bootstrap):
+    """Once every tree has reached ``max_nodes`` the forest releases its stored points
+    (memory stays bounded); a larger budget would let the trees grow again, which
+    re-samples paused leaves from their points: it read past the emptied arrays."""
+    rng = np.random.RandomState(0)
+    X, y = rng.uniform(size=(1200, 3)), rng.randint(3, size=1200)  # no pure leaf pauses
+    model = MondrianForestClassifier(n_estimators=3, max_nodes=40, bootstrap=bootstrap,
+                                     random_state=0).partial_fit(X[:900], y[:900])
+    assert not model._can_resample()  # every tree full: the points are released
+    before = outputs(model, X)
+    for budget in (None, 200, 41):
+        model.set_params(max_nodes=budget)
+        with pytest.raises(ValueError, match="released its stored points"):
+            model.partial_fit(X[900:901], y[900:901])
+        np.testing.assert_array_equal(outputs(model, X), before)
+    model.set_params(max_nodes=30).partial_fit(X[900:], y[900:])  # lower: fine
+    assert max(tree.n_nodes for tree in model.trees_) <= 40
+    kept = MondrianForestClassifier(n_estimators=3, max_nodes=10_000, random_state=0)
+    kept.partial_fit(X[:300], y[:300]).set_params(max_nodes=20_000)  # points kept
+    kept.partial_fit(X[300:], y[300:])

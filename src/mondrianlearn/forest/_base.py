@@ -64,9 +64,11 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
     by default).
     """
 
-    _structure_params = ("n_estimators", "bootstrap", "feature_scale")
+    _structure_params = ("n_estimators", "bootstrap", "feature_scale", "lifetime")
     """Parameters fixed once the forest has started learning (checked by a later
-    ``partial_fit``: ``TreeModelMixin._check_structure``)."""
+    ``partial_fit``: ``TreeModelMixin._check_structure``). The trees are Mondrian
+    processes restricted to ``lifetime``: extending them under another one gave
+    probabilities of 1e67 after lowering it."""
 
     _parameter_constraints = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
@@ -152,6 +154,22 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         ``partial_fit`` over any mini-batches, and with drift adaptation, whose
         trees started at different rows (see :mod:`mondrianlearn.drift`)."""
         return self._max_nodes_value() >= UNBOUNDED and not self._adapts_to_drift()
+
+    def _check_structure(self):
+        """Also refuse a node budget that would let a tree grow again after the
+        forest released its stored points (``_release_store_if_full``): growing
+        re-samples paused leaves from their points, which are gone. Lowering the
+        budget, or raising it while the points are kept, is fine."""
+        super()._check_structure()
+        budget = self._max_nodes_value()
+        stuck = [t.n_nodes for t in self.__dict__.get("trees_", ())
+                 if not t.keep_samples and t.n_nodes + 2 <= budget]
+        if stuck:
+            raise ValueError(
+                f"max_nodes={self.max_nodes!r} would let the trees grow again, but they "
+                "reached the former budget and the forest released its stored points "
+                "(memory stays bounded), which growing needs. Keep max_nodes at most "
+                f"{min(stuck) + 1}, or call fit to start anew with the new budget.")
 
     def _can_resample(self):
         """Whether the store holds every point the trees learned (not released)."""
