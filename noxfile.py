@@ -34,7 +34,8 @@ def lowest_versions():
 BOUNDSCHECK_TESTS = ["tests/test_engine_online_batch.py", "tests/test_engine_process.py",
                      "tests/test_engine_layout.py", "tests/test_engine_jit.py",
                      "tests/test_fast_path.py", "tests/test_fast_path_kernel.py",
-                     "tests/test_memory_bound.py"]
+                     "tests/test_memory_bound.py", "tests/test_stateful_fuzz.py",
+                     "tests/test_structure_params.py"]
 
 
 @nox.session

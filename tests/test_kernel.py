@@ -696,3 +696,19 @@ def test_a_ridge_system_lost_in_floating_point_says_what_to_change(params):
     model = MondrianKernelRegressor(random_state=0, **params).fit(
         X, y, sample_weight=np.full(200, 1e4))
     assert model.score(X, y) > 0.95
+
+
+def test_a_loaded_classifier_caps_its_cells_on_the_full_path():
+    """The fast path's arguments are not pickled; cutting the partitions back past
+    ``max_features`` on the full path of a loaded model (rows with sample weights)
+    raised AttributeError halfway through the update, leaving it half done."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(1500, 3))
+    y = (X[:, 0] > 0.5).astype(int)
+    model = MondrianKernelClassifier(n_trees=5, max_features=40, random_state=0)
+    model.partial_fit(X[:100], y[:100])
+    for start in range(100, 1500, 5):
+        model = pickle.loads(pickle.dumps(model))
+        model.partial_fit(X[start:start + 5], y[start:start + 5], sample_weight=np.ones(5))
+    assert model.n_kernel_features_ <= 40
+    assert model.score(X, y) > 0.7

@@ -1279,7 +1279,8 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         self.trees_ = trees
         self.lifetime_ = float(lifetime)
         self.n_kernel_features_ = n_columns
-        self._fast_args = (float(self.lifetime_),) + tuple(self._fast_args[1:])
+        if "_fast_args" in self.__dict__:  # not pickled: a loaded model sets it later
+            self._fast_args = (float(self.lifetime_),) + tuple(self._fast_args[1:])
 
     def _sgd_epoch(self, columns, labels, sample_weight):
         """One SGD epoch on rows (their sorted columns) in shuffled order."""
