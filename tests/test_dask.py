@@ -278,6 +278,25 @@ def test_sharded_classifier_matches_local_merged_forest(client, classification):
     forest.close()
 
 
+def test_predicting_before_learning_is_not_fitted(client, classification):
+    """NotFittedError, as for the local estimators (the classifier's predict read
+    ``classes_`` first and raised AttributeError)."""
+    from sklearn.exceptions import NotFittedError
+
+    from mondrianlearn.dask import DaskShardedForest
+
+    X = classification[0]
+    for template in (MondrianForestClassifier(4, random_state=0),
+                     AMFClassifier(n_estimators=4, random_state=0),
+                     MondrianForestRegressor(4, random_state=0)):
+        with DaskShardedForest(template, n_shards=2, client=client) as forest:
+            with pytest.raises(NotFittedError):
+                forest.predict(X[:3])
+            if hasattr(template, "predict_proba"):
+                with pytest.raises(NotFittedError):
+                    forest.predict_proba(X[:3])
+
+
 def test_sharded_regressor_matches_local_merged_forest(client, regression):
     from mondrianlearn.dask import DaskShardedForest, shard_estimators
 

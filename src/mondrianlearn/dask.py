@@ -639,7 +639,8 @@ class DaskShardedForest:
         if is_classifier(self.estimator):
             if return_std:
                 raise ValueError("return_std is only available for regressors.")
-            return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+            proba = self.predict_proba(X)  # first: it says when nothing was learned yet
+            return self.classes_[np.argmax(proba, axis=1)]
         from .amf._merge import combine_regression_parts, common_frame
 
         shards = self._prediction_shards()
