@@ -341,6 +341,28 @@ def test_missing_targets_are_refused_before_anything_changes(name):
     assert fresh._features == [] and fresh._model is None
 
 
+def test_amf_regressor_refuses_a_target_it_cannot_square_before_anything_changes():
+    """A target 1e160 away from the first one (AMF squares such distances): the
+    adapter asks the model before it widens the range of the features."""
+    import pickle
+
+    pd = pytest.importorskip("pandas")
+    model = mlr.AMFRegressor(seed=0)
+    rng = np.random.RandomState(0)
+    for _ in range(30):
+        model.learn_one({"a": rng.uniform(), "b": rng.uniform()}, rng.uniform())
+    before = pickle.dumps(model)
+    for x in ({"a": 0.5, "b": 0.5}, {"a": 5.0, "b": 0.5}):  # the second widens a range
+        with pytest.raises(ValueError, match="Rescale y"):
+            model.learn_one(x, 1e160)
+        assert pickle.dumps(model) == before
+    with pytest.raises(ValueError, match="Rescale y"):
+        model.learn_many(pd.DataFrame({"a": [5.0, 0.2], "b": [0.1, 0.2]}),
+                         pd.Series([0.5, 1e160]))
+    assert pickle.dumps(model) == before
+    model.learn_one({"a": 5.0, "b": 0.5}, 1e100)  # large, but squares fit in float64
+
+
 @pytest.mark.parametrize("cls, params", [
     pytest.param(mlr.AMFClassifier, {"n_estimators": 3}, marks=AMF_PREDICT_BUG),
     (mlr.MondrianForestClassifier, {"n_estimators": 3}),

@@ -499,12 +499,16 @@ class _BackedRegressor(_Backed, river_base.MiniBatchRegressor):
         y = float(y)
         if not math.isfinite(y):  # checked before anything changes
             raise ValueError(_TARGET_NOT_FINITE)
+        if self._learned():
+            self._model._check_targets(y)
         self._learn_dict(x, y)
 
     def learn_many(self, X, y):
         targets = np.asarray(y, dtype=np.float64)
         if not np.isfinite(targets).all():
             raise ValueError(_TARGET_NOT_FINITE)
+        if self._learned() and len(targets):
+            self._model._check_targets(targets)
         self._learn_frame(X, targets)
 
     def _predict(self, X):

@@ -8,6 +8,14 @@ from ..utils.fast_path import FAST_MAX_ROWS, NEW_UNITS, NO_UNITS, ONES
 from ._base import BaseAMF
 from ._forest_kernels import learn_regressor_forest, predict_value_forest
 
+TARGET_DEVIATION_RANGE = (1e-150, 1e145)
+"""Distances from the first target (``_y_offset``) that AMF's running moments and
+losses can square in float64, summed over up to 1e18 rows of unit weight. Beyond
+about 1e154 the squares overflow: the forecasts fell to near-constant, with an
+infinite ``return_std``; at 1e-200 they underflow to zero and every target looked
+equal. A batch outside this range is refused, saying to rescale ``y`` (the Mondrian
+forest regressor rescales itself)."""
+
 STEP = 64.0
 """Default learning rate of the exponential weights, for losses in units of the
 target's running variance (see ``AMFRegressor``)."""
@@ -255,6 +263,16 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         if targets is None:
             return False
         keys, z = self._target_keys(targets)
+        low, high = TARGET_DEVIATION_RANGE
+        if n_rows == 1:
+            distance = abs(z[0])
+            if distance > high or 0.0 < distance < low:
+                return False  # the full path says why
+        else:
+            with np.errstate(invalid="ignore"):
+                distance = np.abs(z)
+            if (distance > high).any() or ((distance > 0.0) & (distance < low)).any():
+                return False
         data = (keys, z, ONES[:n_rows] if weights is None else weights, np.empty(n_rows),
                 np.empty(n_rows))
         done = self._learn_fast(learn_regressor_forest, rows, data)
@@ -306,12 +324,67 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         super()._restart_trees()
         self._y_moments[:] = 0.0  # in place: the fast path reads this array
 
+    def _check_fit_batch(self, X, y, sample_weight):
+        self._check_given_targets(y, sample_weight, first=True)
+        return super()._check_fit_batch(X, y, sample_weight)
+
+    def _check_partial_fit_batch(self, X, y, sample_weight, classes):
+        self._check_given_targets(y, sample_weight, first=not self.__sklearn_is_fitted__())
+        return super()._check_partial_fit_batch(X, y, sample_weight, classes)
+
+    def _check_given_targets(self, y, sample_weight, first):
+        """:meth:`_check_target_range` on targets as the caller gave them, before
+        scikit-learn's checks record anything (a refused first call leaves no
+        trace); targets those checks refuse anyway are left to them."""
+        try:
+            y = np.asarray(y, dtype=np.float64).reshape(-1)
+            weights = (None if sample_weight is None
+                       else np.asarray(sample_weight, dtype=np.float64).reshape(-1))
+        except (TypeError, ValueError):
+            return
+        if weights is not None:
+            if weights.shape != y.shape:
+                return
+            y = y[weights > 0]
+        y = y[np.isfinite(y)]
+        if y.size:
+            self._check_target_range(y, None, first)
+
+    def _check_targets(self, y):
+        if type(y) is float:  # one row (river's learn_one): no array on the way
+            distance = abs(y - self._y_offset)
+            low, high = TARGET_DEVIATION_RANGE
+            if not (distance > high or 0.0 < distance < low):
+                return
+        self._check_target_range(y, None)
+
+    def _check_target_range(self, y, sample_weight, first=False):
+        """Refuse targets (of rows of positive weight) whose distance from the first
+        target is outside :data:`TARGET_DEVIATION_RANGE` (other than 0)."""
+        y = np.asarray(y, dtype=np.float64).reshape(-1)
+        if sample_weight is not None:
+            y = y[np.asarray(sample_weight).reshape(-1) > 0]
+        if not y.size:
+            return
+        offset = y[0] if first else self._y_offset
+        with np.errstate(over="ignore"):
+            deviation = np.abs(y - offset)
+        low, high = TARGET_DEVIATION_RANGE
+        largest = float(deviation.max())
+        if largest > high or 0.0 < largest < low:
+            raise ValueError(
+                f"AMFRegressor's targets lie {largest:.3g} from the first target "
+                f"({float(offset):.3g}): AMF squares such distances, which float64 holds "
+                f"from {low:g} to {high:g} only. Rescale y (divide or multiply it by a "
+                "constant, and predictions by the same) first.")
+
     def _learn_weighted_rows(self, X, y, sample_weight):
         from ._kernels import target_moments
 
         y = np.asarray(y, dtype=np.float64).reshape(-1)
         if not np.all(np.isfinite(y)):
             raise ValueError("Input y contains NaN or infinity.")
+        self._check_target_range(y, sample_weight)
         keys, z = self._target_keys(y)
         weights = np.ascontiguousarray(sample_weight, dtype=np.float64)
         prior, spread = np.empty(X.shape[0]), np.empty(X.shape[0])

@@ -44,6 +44,11 @@ class TreeModelMixin(FeatureScaleMixin, FastPathMixin, VersionedStateMixin):
     ``partial_fit``): the number of trees, the feature units, ... . A later
     ``partial_fit`` after one changed is refused (:meth:`_check_structure`)."""
 
+    def _check_targets(self, y):
+        """Refuse targets ``y`` (a float, or an array of the rows of a batch) that this
+        fitted model cannot learn, before anything changes; for callers that check
+        rows themselves (the river adapters). Nothing to refuse by default."""
+
     def _record_structure(self):
         """Remember the :attr:`_structure_params` the model starts learning with (the
         checks of a first ``fit`` or ``partial_fit`` call this once they pass)."""
