@@ -11,7 +11,9 @@ can be learned from it. river's ``learn_many``, ``predict_many`` and
 import pickle
 
 import numpy as np
+import online_models
 import pytest
+from online_models import outputs
 
 from mondrianlearn import (
     AMFClassifier,
@@ -47,21 +49,7 @@ IDS = [cls.__name__ + "".join(f"-{k}={v}" for k, v in p.items()
 
 
 def data(cls, n=60, seed=0):
-    rng = np.random.RandomState(seed)
-    X = rng.uniform(size=(n, 3))
-    if cls is MondrianKernel:
-        return X, None
-    if "Classifier" in cls.__name__:
-        return X, (X[:, 0] > 0.5).astype(int)
-    return X, X[:, 0] + X[:, 2]
-
-
-def outputs(model, X):
-    if isinstance(model, MondrianKernel):
-        return model.transform(X).toarray()
-    if hasattr(model, "predict_proba"):
-        return model.predict_proba(X)
-    return model.predict(X)
+    return online_models.data(cls, n, seed)
 
 
 @pytest.mark.parametrize("cls, params", MODELS, ids=IDS)

@@ -15,7 +15,9 @@ adaptation, AMF's per-row bagging weights, ...) still may change.
 import pickle
 
 import numpy as np
+import online_models
 import pytest
+from online_models import outputs
 
 from mondrianlearn import (
     AMFClassifier,
@@ -66,21 +68,7 @@ def ids(cases):
 
 
 def data(cls, n=120, seed=0):
-    rng = np.random.RandomState(seed)
-    X = rng.uniform(size=(n, 3))
-    if cls is MondrianKernel:
-        return X, None
-    if "Classifier" in cls.__name__:
-        return X, (X[:, 0] > 0.5).astype(int)
-    return X, X[:, 0] + X[:, 2]
-
-
-def outputs(model, X):
-    if isinstance(model, MondrianKernel):
-        return model.transform(X).toarray()
-    if hasattr(model, "predict_proba"):
-        return model.predict_proba(X)
-    return model.predict(X)
+    return online_models.data(cls, n, seed)
 
 
 def rows(X, y, start, stop):

@@ -16,6 +16,13 @@ infinite ``return_std``; at 1e-200 they underflow to zero and every target looke
 equal. A batch outside this range is refused, saying to rescale ``y`` (the Mondrian
 forest regressor rescales itself)."""
 
+
+def _outside_target_range(distance):
+    """Whether the largest distance of a batch's targets from the first target is
+    outside :data:`TARGET_DEVIATION_RANGE` (0, all targets equal, is inside)."""
+    low, high = TARGET_DEVIATION_RANGE
+    return distance > high or 0.0 < distance < low
+
 STEP = 64.0
 """Default learning rate of the exponential weights, for losses in units of the
 target's running variance (see ``AMFRegressor``)."""
@@ -263,16 +270,8 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         if targets is None:
             return False
         keys, z = self._target_keys(targets)
-        low, high = TARGET_DEVIATION_RANGE
-        if n_rows == 1:
-            distance = abs(z[0])
-            if distance > high or 0.0 < distance < low:
-                return False  # the full path says why
-        else:
-            with np.errstate(invalid="ignore"):
-                distance = np.abs(z)
-            if (distance > high).any() or ((distance > 0.0) & (distance < low)).any():
-                return False
+        if _outside_target_range(abs(z[0]) if n_rows == 1 else float(np.abs(z).max())):
+            return False  # the full path says why
         data = (keys, z, ONES[:n_rows] if weights is None else weights, np.empty(n_rows),
                 np.empty(n_rows))
         done = self._learn_fast(learn_regressor_forest, rows, data)
@@ -338,24 +337,17 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         trace); targets those checks refuse anyway are left to them."""
         try:
             y = np.asarray(y, dtype=np.float64).reshape(-1)
-            weights = (None if sample_weight is None
+            weights = (np.ones(y.shape[0]) if sample_weight is None
                        else np.asarray(sample_weight, dtype=np.float64).reshape(-1))
         except (TypeError, ValueError):
             return
-        if weights is not None:
-            if weights.shape != y.shape:
-                return
-            y = y[weights > 0]
-        y = y[np.isfinite(y)]
-        if y.size:
-            self._check_target_range(y, None, first)
+        if weights.shape == y.shape:
+            self._check_target_range(y[np.isfinite(y)], weights[np.isfinite(y)], first)
 
     def _check_targets(self, y):
-        if type(y) is float:  # one row (river's learn_one): no array on the way
-            distance = abs(y - self._y_offset)
-            low, high = TARGET_DEVIATION_RANGE
-            if not (distance > high or 0.0 < distance < low):
-                return
+        # one row (river's learn_one): no array unless it is refused
+        if type(y) is float and not _outside_target_range(abs(y - self._y_offset)):
+            return
         self._check_target_range(y, None)
 
     def _check_target_range(self, y, sample_weight, first=False):
@@ -369,9 +361,9 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         offset = y[0] if first else self._y_offset
         with np.errstate(over="ignore"):
             deviation = np.abs(y - offset)
-        low, high = TARGET_DEVIATION_RANGE
         largest = float(deviation.max())
-        if largest > high or 0.0 < largest < low:
+        if _outside_target_range(largest):
+            low, high = TARGET_DEVIATION_RANGE
             raise ValueError(
                 f"AMFRegressor's targets lie {largest:.3g} from the first target "
                 f"({float(offset):.3g}): AMF squares such distances, which float64 holds "

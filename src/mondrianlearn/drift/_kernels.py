@@ -278,9 +278,9 @@ def _loop_work(floats, ints, done, excess, weights, table):
     """``amf._forest_kernels._work`` from arrays that the caller made (``table`` an
     empty walk table), as borrowed views: the loop then allocates nothing, and is
     compiled without the reference-counting runtime (see ``engine._jit.kernel``),
-    which counts references to every array passed per row and tree. Measured against
-    the loop with the runtime, minutes apart (``benchmarks/bench_drift.py``'s
-    protocol, one row per call, seed 0): 1-2% faster on FriedmanDrift and
+    which counts references to every array passed per row and tree. Measured ad hoc
+    against the loop with the runtime, minutes apart (``benchmarks/bench_drift.py``'s
+    protocol, one row per call, seed 0; not a results table): 1-2% faster on FriedmanDrift and
     hyperplane, 7% on LED; learning the rows without predicting between them, 6-13%
     on FriedmanDrift."""
     return (False, borrowed(table), borrowed(floats[0]), borrowed(floats[1]),

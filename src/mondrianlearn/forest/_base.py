@@ -67,8 +67,8 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
     _structure_params = ("n_estimators", "bootstrap", "feature_scale", "lifetime")
     """Parameters fixed once the forest has started learning (checked by a later
     ``partial_fit``: ``TreeModelMixin._check_structure``). The trees are Mondrian
-    processes restricted to ``lifetime``: extending them under another one gave
-    probabilities of 1e67 after lowering it."""
+    processes restricted to ``lifetime``: extending them under a lower one gave
+    probabilities far outside [0, 1] (``tests/test_structure_params.py``)."""
 
     _parameter_constraints = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
