@@ -698,6 +698,38 @@ def test_a_ridge_system_lost_in_floating_point_says_what_to_change(params):
     assert model.score(X, y) > 0.95
 
 
+
+def test_online_rows_whose_weights_would_lose_alpha_are_refused_before_any_change():
+    """The online update of the factor never fails the way a batch Cholesky does:
+    rows weighted 1e50 after a unit-weight fit gave predictions of 1e49 and more,
+    and 1e200 gave NaN, silently. Such rows are now refused as a batch fit refuses
+    them (FloatingPointError naming the remedies), and the model is left as it was;
+    weights that leave alpha its weight are learned as before."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 3))
+    y = X.sum(axis=1) + 0.1 * rng.normal(size=300)
+    model = MondrianKernelRegressor(n_trees=10, random_state=0).fit(X[:200], y[:200])
+    before = pickle.dumps(model)
+    expected = model.predict(X[250:])
+    for weight in (1e13, 1e50, 1e200):
+        with pytest.raises(FloatingPointError, match="increase alpha or scale the sample"):
+            model.partial_fit(X[200:210], y[200:210], sample_weight=np.full(10, weight))
+        np.testing.assert_array_equal(model.predict(X[250:]), expected)
+    assert pickle.dumps(model) == before
+    # targets whose weighted sums overflow (NaN predictions from 1.7e308) likewise,
+    # on both paths, and in a first fit (one target of 1e300: a constant forecast)
+    for target, rows in ((1e150, slice(200, 210)), (1.7e308, slice(200, 201))):
+        with pytest.raises(ValueError, match="Rescale y"):
+            model.partial_fit(X[rows], np.full(rows.stop - rows.start, target))
+    assert pickle.dumps(model) == before
+    with pytest.raises(ValueError, match="Rescale y"):
+        MondrianKernelRegressor(n_trees=10, random_state=0).fit(X[:200], np.r_[y[:199], 1e300])
+    # the fast path (unit weights) and moderate weights learn as before
+    model.partial_fit(X[200:201], y[200:201])
+    model.partial_fit(X[201:211], y[201:211], sample_weight=np.full(10, 1e6))
+    assert np.isfinite(model.predict(X[250:])).all()
+    assert model.score(X[250:], y[250:]) > 0.5
+
 def test_a_loaded_classifier_caps_its_cells_on_the_full_path():
     """The fast path's arguments are not pickled; cutting the partitions back past
     ``max_features`` on the full path of a loaded model (rows with sample weights)

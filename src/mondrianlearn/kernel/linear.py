@@ -49,6 +49,7 @@ from ._features import (
 )
 from ._ridge import (
     OnlineRidge,
+    check_target_scale,
     gram_remove_rows,
     log_marginal_likelihood,
     lower_solve,
@@ -261,6 +262,24 @@ class _BaseMondrianKernelModel(FastPartitionsMixin, TreeModelMixin, BaseEstimato
         return feature_matrix(self.trees_, X, self.n_kernel_features_, self.n_jobs)
 
 
+def _check_first_targets(y, sample_weight):
+    """``check_target_scale`` on the targets of a first batch as the caller gave them,
+    before scikit-learn's checks record anything (a refused first call leaves no
+    trace); targets and weights those checks refuse anyway are left to them."""
+    try:
+        y = np.asarray(y, dtype=np.float64).reshape(-1)
+        weights = (np.ones(y.shape[0]) if sample_weight is None
+                   else np.asarray(sample_weight, dtype=np.float64).reshape(-1))
+    except (TypeError, ValueError):
+        return
+    if weights.shape != y.shape or not y.size:
+        return
+    with np.errstate(invalid="ignore", over="ignore"):
+        total, top = float(np.sum(weights)), float(np.abs(y).max())
+    if np.isfinite(total) and np.isfinite(top) and total > 0:
+        check_target_scale(total, top)
+
+
 def _drop_zero_weights(X, y, sample_weight):
     keep = sample_weight > 0
     if keep.all():
@@ -305,6 +324,12 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         partitions would otherwise have more than ``max_features`` cells.
     alpha : float, default=1e-4
         Ridge regularisation ``delta^2`` (noise variance with unit prior variance).
+        Sample weights scale the squared errors and ``alpha`` does not: rows whose
+        weights add up to about ``alpha * n_trees / 1.8e-15`` (6e12 with the
+        defaults) would lose it in floating point and are refused with a
+        ``FloatingPointError`` (by ``fit`` and ``partial_fit`` alike), as are targets
+        whose magnitude times the total weight reaches 1e150 (a ``ValueError``:
+        rescale ``y``), before anything changes.
     selection : {"marginal_likelihood", "validation"}, default="marginal_likelihood"
         Criterion of the sweep. The log marginal likelihood of the Bayesian linear
         model (unit prior variance on the weights, noise variance ``alpha``) is
@@ -441,10 +466,11 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         -------
         self
         """
+        _check_first_targets(y, sample_weight)
         X, y, sample_weight = check_X_y_batch(self, X, y, sample_weight, reset=True,
                                               y_numeric=True)
         X = self._start_units(X, sample_weight)
-        self._fit(X, np.asarray(y, dtype=np.float64), sample_weight)
+        self._fit(X, y, sample_weight)
         self._remember_fast_state()
         return self
 
@@ -771,6 +797,8 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
     @_fit_context(prefer_skip_nested_validation=True)
     def _partial_fit_full(self, X, y, sample_weight):
         self._own_arrays()  # loaded from read-only memory maps (utils.persistence)
+        if not self.__sklearn_is_fitted__():
+            _check_first_targets(y, sample_weight)
         checked = check_regressor_batch(self, X, y, sample_weight)
         if checked is None:  # an empty mini-batch of a fitted model: a no-op
             return self
@@ -779,6 +807,7 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         if first:
             self._fit(self._start_units(X, sample_weight), y, sample_weight, online=True)
         else:
+            self._ridge.check_rows(y - self.intercept_, sample_weight)
             X = self._later_rows_in_units(X, sample_weight)
             keep = sample_weight > 0
             X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
@@ -801,7 +830,10 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
             return False
         X, y = rows
         table = self._fast_table()
-        if table is None or not accept_batch(X, y, self._feature_range):
+        if table is None:
+            return False
+        self._ridge.check_rows(y - self.intercept_, ONES[: X.shape[0]])
+        if not accept_batch(X, y, self._feature_range):
             return False
         work = self._fast_scratch.work.get("ridge")
         if work is None or work[0].shape[0] != X.shape[1] or work[3].shape[0] != self.n_trees:
