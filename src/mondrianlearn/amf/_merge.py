@@ -107,11 +107,22 @@ def reframe(forest, frame):
         if isinstance(value, np.ndarray):
             setattr(out, name, value.copy())
     out.trees_ = [copy.deepcopy(tree) for tree in forest.trees_]
+    reframe_trees(forest, frame, out.trees_)
+    if frame.classes is not None:
+        out.classes_ = frame.classes.copy()
+    else:
+        out._y_offset = frame.offset
+        out._y_moments = frame.moments.copy()
+    return out
+
+
+def reframe_trees(forest, frame, trees):
+    """Express ``trees`` (copies of trees of ``forest``) in ``frame``, in place."""
     if frame.classes is not None:
         to_new = np.searchsorted(frame.classes, forest.classes_)
         if to_new.shape[0] and not np.array_equal(frame.classes[to_new], forest.classes_):
             raise ValueError("The frame's classes do not contain the forest's classes.")
-        for tree in out.trees_:
+        for tree in trees:
             counts = tree.node_stats["counts"]
             wide = np.zeros((counts.shape[0], frame.classes.shape[0]))
             wide[:, to_new] = counts[:, : to_new.shape[0]]
@@ -119,15 +130,11 @@ def reframe(forest, frame):
             label = tree.arrays.label
             known = label >= 0
             label[known] = to_new[label[known]]
-        out.classes_ = frame.classes.copy()
-    else:
-        shift = float(forest._y_offset) - frame.offset
-        if shift != 0.0:
-            for tree in out.trees_:
-                tree.node_stats["mean"] += shift
-        out._y_offset = frame.offset
-        out._y_moments = frame.moments.copy()
-    return out
+        return
+    shift = float(forest._y_offset) - frame.offset
+    if shift != 0.0:
+        for tree in trees:
+            tree.node_stats["mean"] += shift
 
 
 def merge_amf_forests(forests, same_stream=False):
@@ -144,15 +151,19 @@ def merge_amf_forests(forests, same_stream=False):
         trees, the other parameters are the first forest's. ``n_samples_seen_`` is
         the sum over the forests (the first forest's with ``same_stream``).
     """
-    if any(f.drift is not None for f in forests):
-        raise ValueError("Forests with drift adaptation (drift != None) cannot be merged: "
-                         "each of their trees reads the features with its own weights "
-                         "and has its own detectors.")
+    from ..drift._merge import background_trees, drift_states, merge_states
+
+    states = drift_states(forests)
     frame = common_frame([frame_of(f) for f in forests], same_stream)
     parts = [reframe(f, frame) for f in forests]
     merged = parts[0]
     merged.trees_ = [tree for part in parts for tree in part.trees_]
     merged.n_estimators = len(merged.trees_)
+    if states[0] is not None:
+        backgrounds = background_trees(states)
+        for forest, trees in zip(forests, backgrounds):
+            reframe_trees(forest, frame, trees)
+        merged._drift_state = merge_states(states, backgrounds)
     if isinstance(merged, AMFClassifier):
         merged._classes_declared = all(f._classes_declared for f in forests)
     if not same_stream:

@@ -9,6 +9,8 @@ replace trees that a background tree beats; new AMF trees cut the features that
 the forest currently finds useful more often. See :mod:`mondrianlearn.drift._adaptive`
 for the mechanism and why it was chosen, and ``benchmarks/bench_drift.py`` for the
 measurements. The estimators then record what happened in ``drift_events_``.
+Forests that learned the same stream merge slot by slot (``drift._merge``, through
+``merge_forests(..., same_stream=True)``).
 
 AMF calls :func:`learn`, :func:`learn_fast`, :func:`predict_fast` and
 :func:`rows_for`, the Mondrian forests :func:`learn_points`;

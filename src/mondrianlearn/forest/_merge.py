@@ -74,6 +74,9 @@ def merge_forests(forests, same_stream=False):
         ids need no moving) and its running target moments (AMF regressors),
         instead of adding them up. Checked: the forests must have seen as many
         rows, and Mondrian forests must have stored the same points.
+        Drift-adaptive forests (``drift`` set) merge only with ``same_stream``:
+        slot by slot, each tree with its detectors, background tree and challenge
+        schedule (:mod:`mondrianlearn.drift._merge`).
 
     Returns
     -------
@@ -118,6 +121,10 @@ def merge_forests(forests, same_stream=False):
     """
     forests = list(forests)
     _check_mergeable(forests)
+    if getattr(forests[0], "drift", None) is not None:  # (a parameter: all alike)
+        from ..drift._merge import check_drift_merge
+
+        check_drift_merge(forests, bool(same_stream))
     units = forests[0].__dict__.get("_units")
     if units is not None:  # trees merged at the first forest's origin
         forests = [f._at_origin(units[2]) for f in forests]
@@ -126,17 +133,23 @@ def merge_forests(forests, same_stream=False):
 
 def merge_mondrian_forests(forests, same_stream=False):
     """Merge Mondrian forests that :func:`merge_forests` has checked (see there)."""
-    if any(getattr(f, "drift", None) is not None for f in forests):
-        raise ValueError("Forests with drift adaptation (drift != None) cannot be merged: "
-                         "each of their trees has its own detectors and background tree.")
+    from ..drift._merge import background_trees, drift_states, merge_states
+
+    states = drift_states(forests)
+    offsets = [0 if state is None else state.store_offset for state in states]
     first = forests[0]
     if same_stream:
-        _check_same_rows(forests)
+        _check_same_rows(forests, offsets)
     merged = copy.copy(first)  # leaves out the fast path's scratch state
     for name, value in vars(merged).items():
         if isinstance(value, np.ndarray):
             setattr(merged, name, value.copy())
+    # A drift-adaptive forest's background trees are expressed in the merged frame
+    # and store along with its foreground trees (they follow them in each list).
     trees = [[copy.deepcopy(tree) for tree in forest.trees_] for forest in forests]
+    if states[0] is not None:
+        for forest_trees, background in zip(trees, background_trees(states)):
+            forest_trees.extend(background)
 
     if isinstance(first, MondrianForestClassifier):
         classes = np.unique(np.concatenate([f.classes_ for f in forests]))
@@ -162,9 +175,17 @@ def merge_mondrian_forests(forests, same_stream=False):
         store_keys = [f._store.keys[: f._store.n] for f in forests]
 
     if same_stream:
-        # One copy of the stream's points, at the same ids in every forest.
-        merged._store = _concatenate_stores(forests[:1], store_keys[:1], store_stats[:1],
-                                            n_stats)
+        # One copy of the stream's points: the store that kept the most of them (a
+        # drift-adaptive forest drops points no tree needs any more); the trees of a
+        # forest that dropped more move their ids up by the difference.
+        donor = int(np.argmin(offsets))
+        merged._store = _concatenate_stores(forests[donor:donor + 1], store_keys[donor:donor + 1],
+                                            store_stats[donor:donor + 1], n_stats)
+        for forest_trees, forest, offset in zip(trees, forests, offsets):
+            if offset > offsets[donor]:
+                for tree in forest_trees:
+                    _relocate_samples(tree, offset - offsets[donor], forest._store.n,
+                                      merged._store.n)
     else:
         merged._store = _concatenate_stores(forests, store_keys, store_stats, n_stats)
         offsets = np.concatenate([[0], np.cumsum([f._store.n for f in forests])])
@@ -176,22 +197,32 @@ def merge_mondrian_forests(forests, same_stream=False):
         merged._feature_range = np.vstack([np.min([r[0] for r in ranges], axis=0),
                                            np.max([r[1] for r in ranges], axis=0)])
 
-    merged.trees_ = [tree for forest_trees in trees for tree in forest_trees]
+    sizes = [len(forest.trees_) for forest in forests]
+    merged.trees_ = [tree for forest_trees, n in zip(trees, sizes) for tree in forest_trees[:n]]
     merged.n_estimators = len(merged.trees_)
+    if states[0] is not None:
+        merged._drift_state = merge_states(
+            states, [forest_trees[n:] for forest_trees, n in zip(trees, sizes)])
     merged._record_structure()  # the merged forest goes on learning with all its trees
     merged._remember_fast_state()
     return merged
 
 
-def _check_same_rows(forests):
+def _check_same_rows(forests, offsets):
+    """Check that the forests learned the same rows: the same number, and the same
+    points stored where their stores overlap (``offsets``: the stream row of each
+    store's first point; drift-adaptive forests drop the oldest points)."""
     first = forests[0]
     for i, forest in enumerate(forests[1:], start=1):
         same = forest.n_samples_seen_ == first.n_samples_seen_
         store, reference = forest._store, first._store
         if same:
-            n = reference.n
-            same = (store.n == n and np.array_equal(store.X[:n], reference.X[:n])
-                    and np.array_equal(store.stats[:n], reference.stats[:n]))
+            start = max(offsets[0], offsets[i])
+            n = min(offsets[0] + reference.n, offsets[i] + store.n) - start
+            a, b = start - offsets[i], start - offsets[0]
+            same = (offsets[0] + reference.n == offsets[i] + store.n and n >= 0
+                    and np.array_equal(store.X[a:a + n], reference.X[b:b + n])
+                    and np.array_equal(store.stats[a:a + n], reference.stats[b:b + n]))
         if not same:
             raise ValueError(
                 f"same_stream=True but forest {i} did not learn the same rows as forest 0.")
