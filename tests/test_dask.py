@@ -554,9 +554,8 @@ def test_sharded_forest_equals_local_shards_merged(client, classification, regre
 @pytest.mark.parametrize("name", ["AMF classifier", "MF regressor"])
 def test_drift_adaptive_sharded_forest_gathers_in_trees_mode(client, classification,
                                                              regression, name):
-    """Drift-adaptive shards of one stream (mode="trees") gather into the forest of
-    the local shards merged slot by slot (``drift._merge``); in mode="rows" the
-    shards learn and predict, and gather says why it cannot merge them."""
+    """Drift-adaptive shards gather into the forest of the local shards merged slot
+    by slot (``drift._merge``), in both modes."""
     from mondrianlearn.dask import DaskShardedForest
 
     cls, params = MODELS[name]
@@ -564,22 +563,18 @@ def test_drift_adaptive_sharded_forest_gathers_in_trees_mode(client, classificat
     X, y = np.vstack([X, X]), np.concatenate([y, y[::-1]])  # a change halfway
     template = cls(4, random_state=3, drift="adwin", **params)
     batches = [(X[s:s + 150], y[s:s + 150]) for s in range(0, X.shape[0], 150)]
-    with DaskShardedForest(template, 2, client, mode="trees") as forest:
-        for batch in batches:
-            forest.partial_fit(*batch)
-        local = _local_shards(template, 2, "trees", batches)
-        assert len(local.drift_events_) > 0
-        _assert_same_predictions(forest, local, X_test)
-        gathered = forest.gather()
-        assert type(gathered) is cls and gathered.n_estimators == 4
-        _assert_same_predictions(gathered, local, X_test, exact=True)
-        assert_array_equal(gathered.drift_events_, local.drift_events_)
-    with DaskShardedForest(template, 2, client, mode="rows") as forest:
-        for batch in batches[:3]:
-            forest.partial_fit(*batch)
-        assert np.isfinite(forest.predict(X_test)).all()
-        with pytest.raises(ValueError, match="mode='trees'"):
-            forest.gather()
+    for mode in ("trees", "rows"):
+        with DaskShardedForest(template, 2, client, mode=mode) as forest:
+            for batch in batches:
+                forest.partial_fit(*batch)
+            local = _local_shards(template, 2, mode, batches)
+            assert len(local.drift_events_) > 0
+            _assert_same_predictions(forest, local, X_test)
+            gathered = forest.gather()
+            assert type(gathered) is cls and gathered.n_estimators == 4
+            assert gathered.n_samples_seen_ == X.shape[0]
+            _assert_same_predictions(gathered, local, X_test, exact=True)
+            assert_array_equal(gathered.drift_events_, local.drift_events_)
 
 
 def test_sharded_forest_across_processes(process_client, classification):

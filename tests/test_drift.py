@@ -378,13 +378,3 @@ def test_switching_drift_off_after_learning_with_it_is_an_error():
     assert "_drift_state" not in model.__dict__
     assert_array_equal(model.predict_proba(X),
                        AMFClassifier(n_estimators=3, random_state=0).fit(X, y).predict_proba(X))
-
-
-def test_forests_with_drift_adaptation_are_not_merged():
-    from mondrianlearn.forest import merge_forests
-
-    X, y = _abrupt_classification(n=300)
-    parts = [AMFClassifier(n_estimators=2, random_state=s, drift="adwin").fit(X, y)
-             for s in (0, 1)]
-    with pytest.raises(ValueError, match="drift adaptation"):
-        merge_forests(parts)

@@ -118,15 +118,132 @@ def test_mondrian_forests_that_dropped_different_points_merge_on_the_largest_sto
     assert_allclose(merged.predict_proba(X_test), _average(shards, X_test), rtol=0, atol=1e-12)
 
 
+def _parts_of_different_rows(cls, X, y, n_trees=3, batch=100):
+    """Two forests, each learning its own half of each mini-batch (rows mode)."""
+    parts = [cls(n_trees, random_state=seed, drift="adwin") for seed in (0, 1)]
+    for start in range(0, X.shape[0], batch):
+        half = start + batch // 2
+        parts[0].partial_fit(X[start:half], y[start:half])
+        parts[1].partial_fit(X[half:start + batch], y[half:start + batch])
+    return parts
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_forests_of_different_rows_merge_on_one_stream(cls):
+    """Forests that learned different rows (DaskShardedForest's rows mode) merge
+    slot by slot too: the merged forest predicts their average (up to the rounding
+    of moving the second forest to the first one's origin of the features), its
+    row counters are moved to the merged stream (each forest's stream ending at
+    its last row: ages and rows to the next challenger kept), and it learns on as
+    its slots would have in their forests while no tree started after the merge
+    takes over; its trees, background trees included, read the rows from the first
+    forest's origin."""
+    regression = cls in (AMFRegressor, MondrianForestRegressor)
+    X, y = _stream(regression, n=2000)
+    X_test = np.random.RandomState(1).uniform(size=(200, 4))
+    parts = _parts_of_different_rows(cls, X, y)
+    assert not np.array_equal(parts[0]._units[2], parts[1]._units[2])  # two origins
+    saved = [pickle.dumps(part) for part in parts]
+    merged = merge_forests(parts)
+    assert [pickle.dumps(part) for part in parts] == saved
+    assert merged.n_samples_seen_ == X.shape[0]
+    assert_allclose(_forecast(merged, X_test), _average(parts, X_test), rtol=0, atol=1e-6)
+    events = [part.drift_events_ for part in parts]
+    assert min(len(e) for e in events) > 0
+    expected = np.concatenate([events[0].copy(), events[1].copy()])
+    expected["row"][: len(events[0])] += parts[1].n_samples_seen_
+    expected["row"][len(events[0]):] += parts[0].n_samples_seen_
+    expected["tree"][len(events[0]):] += 3
+    expected = expected[np.argsort(expected["row"], kind="stable")]
+    assert_array_equal(merged.drift_events_, expected)
+    state, states = merged._drift_state, [part._drift_state for part in parts]
+    rows_to_go = np.concatenate([s.next_challenge - p.n_samples_seen_
+                                 for s, p in zip(states, parts)])
+    assert_array_equal(state.next_challenge - merged.n_samples_seen_, rows_to_go)
+    if cls in (AMFClassifier, AMFRegressor):  # (a Mondrian forest's ages: see _rebased)
+        ages = np.concatenate([p.n_samples_seen_ - s.born[:3] for s, p in zip(states, parts)])
+        assert_array_equal(merged.n_samples_seen_ - state.born[:6], ages)
+
+    X_more, y_more = _stream(regression, n=100, seed=2)
+    y_more = -y_more if regression else 2 - y_more  # the concept after the change
+    merged.partial_fit(X_more, y_more)
+    for part in parts:
+        part.partial_fit(X_more, y_more)
+    assert state.born[: state.n_trees].max() < X.shape[0]
+    if cls is not AMFRegressor:  # (its running moments of the target are pooled, as
+        # without drift: the prior of new nodes and the unit of the losses differ)
+        assert_allclose(_forecast(merged, X_test), _average(parts, X_test), rtol=0,
+                        atol=1e-6)
+    restored = pickle.loads(pickle.dumps(merged))
+    _learn([merged, restored], X[:600], y[:600], batch=50)
+    assert_array_equal(_forecast(restored, X_test), _forecast(merged, X_test))
+
+
+def test_mondrian_forests_of_different_rows_find_their_points_in_the_merged_store():
+    """Rows mode for drift-adaptive Mondrian forests that dropped stored points: the
+    merged store holds the forests' stores one after the other, every tree finds
+    its points there (re-sampling paused leaves from them as its forest would),
+    and the points no tree needs any more are dropped from the merged store."""
+    rng = np.random.RandomState(0)
+    n = 8000
+    X = rng.uniform(size=(n, 4))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int)
+    for k in range(1, 8):  # a new concept every 1,000 rows
+        rows = slice(k * 1000, (k + 1) * 1000)
+        y[rows] = (X[rows, k % 4] > 0.5).astype(int)
+    X_test = rng.uniform(size=(200, 4))
+    parts = _parts_of_different_rows(MondrianForestClassifier, X, y, n_trees=4, batch=400)
+    offsets = [part._drift_state.store_offset for part in parts]
+    assert min(offsets) > 0
+    merged = merge_forests(parts)
+    assert merged._store.n == sum(part._store.n for part in parts)
+    assert merged._drift_state.store_offset == n - merged._store.n
+    assert_allclose(merged.predict_proba(X_test), _average(parts, X_test), rtol=0, atol=1e-6)
+    for start in range(n - 400, n, 20):
+        for model in [merged] + parts:
+            model.partial_fit(X[start:start + 20], y[start:start + 20])
+    assert_allclose(merged.predict_proba(X_test), _average(parts, X_test), rtol=0, atol=1e-6)
+    stored = merged._store.n
+    X_new = rng.uniform(size=(3000, 4))
+    y_new = (X_new[:, 0] < 0.5).astype(int)  # a concept not seen so far
+    _learn([merged], X_new, y_new, batch=100)
+    assert merged._store.n < stored + 3000  # points dropped as trees were replaced
+    assert (merged.predict(X_new[-500:]) == y_new[-500:]).mean() > 0.9
+
+
 @pytest.mark.parametrize("cls", [AMFClassifier, MondrianForestRegressor],
                          ids=lambda c: c.__name__)
-def test_drift_forests_of_different_rows_are_not_merged(cls):
-    """Slots count the rows of their own stream: forests that learned different rows
-    (or that say they learned the same but did not) are refused, with the way out."""
+def test_drift_forests_that_did_not_learn_the_same_rows_say_so(cls):
     X, y = _stream(cls is MondrianForestRegressor)
-    parts = [cls(3, random_state=s, drift="adwin").fit(X[:600], y[:600]) for s in (0, 1)]
-    with pytest.raises(ValueError, match="same rows in the same order .*mode='trees'"):
-        merge_forests(parts)
+    part = cls(3, random_state=0, drift="adwin").fit(X[:600], y[:600])
     other = cls(3, random_state=1, drift="adwin").fit(X[100:700], y[100:700])
     with pytest.raises(ValueError, match="did not learn the same rows"):
-        merge_forests([parts[0], other], same_stream=True)
+        merge_forests([part, other], same_stream=True)
+
+
+@pytest.mark.parametrize("cls", [AMFClassifier, MondrianForestClassifier],
+                         ids=lambda c: c.__name__)
+def test_a_new_origin_moves_every_tree_of_a_drift_adaptive_forest(cls):
+    """``rescale_to`` with a new origin (what a merge of forests of different rows
+    does) moved the foreground trees by the shift alone: wrong for an AMF tree that
+    reads its features times weights (forecasts off by up to 0.5), and the
+    background trees did not move at all (wrong once they took over). Every tree
+    now moves in its own coordinates: the forest forecasts and learns on as before,
+    up to the rounding of the move."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(3000, 4))
+    y = (X[:, 0] > 0.5).astype(int)
+    y[1500:] = (X[1500:, 1] > 0.5).astype(int)
+    X_test = rng.uniform(size=(300, 4))
+    model = cls(6, random_state=0, drift="adwin")
+    _learn([model], X, y, batch=100)
+    state = model._drift_state
+    assert (state.background[0].n_nodes > 0 or state.background[1].n_nodes > 0)
+    if cls is AMFClassifier:
+        assert (state.scale[: state.n_trees] != 1.0).any()  # weighted foreground trees
+    moved = pickle.loads(pickle.dumps(model))
+    moved.rescale_to(model._units[0], model._units[2] - 0.3)
+    assert_allclose(moved.predict_proba(X_test), model.predict_proba(X_test), rtol=0, atol=1e-6)
+    _learn([model, moved], X[:1000], 1 - y[:1000], batch=100)  # background trees take over
+    assert len(moved.drift_events_) == len(model.drift_events_)
+    assert_allclose(moved.predict_proba(X_test), model.predict_proba(X_test), rtol=0, atol=1e-6)

@@ -331,16 +331,6 @@ def test_switching_drift_off_after_learning_with_it_is_an_error():
         n_estimators=3, random_state=0).fit(X, y).predict_proba(X))
 
 
-def test_forests_with_drift_adaptation_are_not_merged():
-    from mondrianlearn.forest import merge_forests
-
-    X, y = _stream("c", n=300)
-    parts = [MondrianForestClassifier(n_estimators=2, random_state=s, drift="adwin").fit(X, y)
-             for s in (0, 1)]
-    with pytest.raises(ValueError, match="drift adaptation"):
-        merge_forests(parts)
-
-
 # ------------------------------------------------------------- conventions
 def _expected_failed_checks(estimator):
     # As for AMF with drift (tests/test_drift.py): the adaptive forest learns the

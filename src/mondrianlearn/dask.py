@@ -294,9 +294,8 @@ class DaskShardedForest:
           with ``feature_scale="range"`` take their feature units from the rows
           they learned, so shards may end in different units, which
           :meth:`gather` refuses: give them fixed scales (or ``None``) in rows mode.
-          Drift-adaptive forests (``drift`` set) learn and predict in rows mode,
-          but :meth:`gather` merges them in trees mode only (their detectors and
-          challengers count the rows of one stream, ``drift._merge``).
+          Drift-adaptive forests (``drift`` set) merge with their row counters
+          moved to the merged stream (``drift._merge``).
 
     Attributes
     ----------

@@ -13,7 +13,9 @@ Forests that learned the same stream merge slot by slot (``drift._merge``, throu
 ``merge_forests(..., same_stream=True)``).
 
 AMF calls :func:`learn`, :func:`learn_fast`, :func:`predict_fast` and
-:func:`rows_for`, the Mondrian forests :func:`learn_points`;
+:func:`rows_for`, the Mondrian forests :func:`learn_points`; both
+:func:`foreground_weights` and :func:`move_background_origin` when their
+features get a new origin;
 :func:`drift_event_markers` and :func:`mark_drift_events` draw the events on a
 progressive-metric plot.
 """
@@ -22,13 +24,16 @@ from ._adaptive import (
                         DEFAULTS,
                         EVENTS_DTYPE,
                         drift_settings,
+                        foreground_weights,
                         learn,
                         learn_fast,
                         learn_points,
+                        move_background_origin,
                         predict_fast,
                         rows_for,
 )
 from ._plot import drift_event_markers, mark_drift_events
 
-__all__ = ["DEFAULTS", "EVENTS_DTYPE", "drift_settings", "learn", "learn_fast",
-           "learn_points", "predict_fast", "rows_for", "drift_event_markers", "mark_drift_events"]
+__all__ = ["DEFAULTS", "EVENTS_DTYPE", "drift_settings", "foreground_weights", "learn",
+           "learn_fast", "learn_points", "move_background_origin", "predict_fast",
+           "rows_for", "drift_event_markers", "mark_drift_events"]

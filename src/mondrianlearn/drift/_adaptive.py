@@ -414,6 +414,43 @@ def _sync(model, state, n_features):
         state._synced_units = units
 
 
+def foreground_weights(state, n_features):
+    """The feature weights of the foreground trees, shape ``(n_trees, n_features)``:
+    those of ``state`` and 1 for features it has not seen yet (river's new
+    features, which ``_sync`` adds with weight 1)."""
+    weights = np.ones((state.n_trees, n_features))
+    known = min(n_features, state.scale.shape[1])
+    weights[:, :known] = state.scale[: state.n_trees, :known]
+    return weights
+
+
+def move_background_origin(state, shifts, new_units):
+    """Move the background trees to a new origin of the features: ``shifts`` (in
+    ``new_units``) is what the estimator added to its rows in units
+    (``utils.feature_scale``'s ``_change_units``).
+
+    A unit change is followed lazily (``_sync``, by the ratio of the units to
+    ``state.units``, those last seen); the shift is made now, in the coordinates
+    the trees have until then: divided by that ratio for a Mondrian forest's
+    background tree (which ``_sync`` rescales), and for an AMF background tree
+    (whose coordinates are features times weights, which ``_sync`` divides by the
+    ratio instead) times its weights after ``_sync``.
+    """
+    from ..utils.feature_scale import rescale_boxes
+
+    if state.scale.shape[1] != shifts.shape[0]:
+        return  # new features: ``_sync`` starts every background tree afresh
+    pending = 1.0 if state.units is None else np.asarray(new_units) / state.units
+    ones = np.ones(shifts.shape[0])
+    for k, tree in enumerate(state.background):
+        if tree.n_nodes == 0:
+            continue
+        a = tree.arrays
+        moved = shifts * pending * state.scale[state.n_trees + k]
+        rescale_boxes(a.lower, a.upper, a.threshold, a.feature, tree.n_nodes, ones,
+                      np.ascontiguousarray(moved))
+
+
 def _table(model, state):
     """The table of the foreground trees, then the background trees."""
     if state._table is None:

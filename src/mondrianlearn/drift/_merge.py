@@ -1,25 +1,28 @@
-"""Merging drift-adaptive forests that learned the same stream.
+"""Merging drift-adaptive forests.
 
 A drift-adaptive forest (``drift._adaptive``) keeps, per tree slot, a foreground
 tree, a background tree, two detectors, a paired comparison, a challenge schedule,
 feature weights and the row at which each tree started. Slots learn independently
-of one another, so forests that learned the same rows in the same order (the
-shards of :class:`mondrianlearn.dask.DaskShardedForest` in ``mode="trees"``) merge
-slot by slot: the merged forest has the slots of the first forest, then those of
-the second, and so on, each exactly as it was. What belongs to the forest as a
-whole is taken once: the random stream new trees draw their seeds from and the
-targets' running moments (the first forest's), the sample store (the one that kept
-the most rows, see ``forest._merge``), and the recent split gains from which new AMF
-trees get their feature weights (the sum of the forests' sums, discounted to the
-latest row at which one was computed). So the merged forest learns on as its slots
-would have in their forests until a tree started after the merge takes over in a
-slot (its seed, and an AMF tree's feature weights, then come from the merged
-forest: it is one forest from there on); ``tests/test_drift_merge.py`` checks both.
+of one another, so forests merge slot by slot: the merged forest has the slots of
+the first forest, then those of the second, and so on. What belongs to the forest
+as a whole is taken once: the random stream new trees draw their seeds from (the
+first forest's), the targets' running moments, the sample store (``forest._merge``)
+and the recent split gains from which new AMF trees get their feature weights (the
+sum of the forests' sums, discounted to the latest row at which one was computed).
 
-Forests that learned different rows are not merged: their slots count their rows
-in different streams (when each tree started, when the next challenger is due,
-which stored points a tree still needs), and their background trees read the
-features from different origins.
+- Forests that learned the same rows in the same order (``same_stream``: the
+  shards of :class:`mondrianlearn.dask.DaskShardedForest` in ``mode="trees"``):
+  each slot is exactly as it was, and the merged forest learns on as its slots
+  would have in their forests until a tree started after the merge takes over in a
+  slot (its seed, and an AMF tree's feature weights, then come from the merged
+  forest: it is one forest from there on). The store is the one that kept the most
+  points (drift adaptation drops the points no tree needs any more).
+- Forests that learned different rows (``mode="rows"``): their slots counted rows
+  in different streams, so their row counters move to the merged stream
+  (:func:`_rebased`), and their trees, background trees included, to the first
+  forest's origin of the features (``move_background_origin``).
+
+``tests/test_drift_merge.py`` checks both.
 """
 
 import copy
@@ -28,20 +31,14 @@ import numpy as np
 
 from ._adaptive import _state
 
-NOT_SAME_STREAM = (
-    "Forests with drift adaptation (drift != None) merge only when they learned the same "
-    "rows in the same order (merge_forests(..., same_stream=True), as the shards of a "
-    "DaskShardedForest in mode='trees'): their detectors and challengers count the rows "
-    "of one stream.")
-
 
 def check_drift_merge(forests, same_stream):
     """Raise a ``ValueError`` unless the forests, with drift adaptation, can be
-    merged: ``same_stream``, and as many rows seen in the same feature units from
-    the same origin (rows of one stream; a Mondrian forest's stored points are
-    compared too, by ``forest._merge``). Called before anything is moved."""
+    merged: with ``same_stream``, as many rows seen in the same feature units from
+    the same origin (a Mondrian forest's stored points are compared too, by
+    ``forest._merge``). Called before anything is moved."""
     if not same_stream:
-        raise ValueError(NOT_SAME_STREAM)
+        return
     first = forests[0]
     first_units = first.__dict__.get("_units")
     for i, forest in enumerate(forests[1:], start=1):
@@ -77,7 +74,7 @@ def background_trees(states):
     return [[copy.deepcopy(tree) for tree in state.background] for state in states]
 
 
-def merge_states(states, backgrounds):
+def merge_states(states, backgrounds, streams=None):
     """One drift state holding the slots of ``states`` in order.
 
     Parameters
@@ -87,12 +84,19 @@ def merge_states(states, backgrounds):
     backgrounds : list of list of TreeState
         Each state's background trees, as the merged forest holds them (copies in
         its frame, sample ids in its store).
+    streams : list of tuple, default=None
+        ``None`` for forests that learned the same stream. Forests that learned
+        different rows: ``(n_samples_seen_, points stored, (a, b))`` of each, with
+        ``a z + b`` its scaled targets in the merged forest's frame (Mondrian
+        forest regressors; ``(1, 0)`` otherwise). See :func:`_rebased`.
 
     Returns
     -------
     state : DriftState
     """
     first = states[0]
+    if streams is not None:
+        states = _rebased(states, streams)
     merged = copy.copy(first)  # through __getstate__: no scratch state
     for name, value in vars(merged).items():
         if isinstance(value, np.ndarray):
@@ -120,6 +124,9 @@ def merge_states(states, backgrounds):
                               for s in states)
     merged.weights_row = latest
     merged.store_offset = min(s.store_offset for s in states)
+    if streams is not None:
+        merged.store_offset = states[0].store_offset  # (all alike once rebased)
+        merged.moments = _pooled([s.moments for s in states])
     events, slot = [], 0
     for s in states:
         part = s.events[: s.n_events].copy()
@@ -132,3 +139,55 @@ def merge_states(states, backgrounds):
     merged.events = np.zeros((max(16, events.shape[0]), 3), dtype=np.int64)
     merged.events[: events.shape[0]] = events
     return merged
+
+
+def _rebased(states, streams):
+    """Copies of the states of forests that learned different rows, with their row
+    counters moved to the merged forest's stream.
+
+    The merged forest has seen ``N``, the sum of the forests' rows. Each forest's
+    stream is taken to end at the merged forest's last row: its rows move up by
+    ``N - n`` (``n`` its own), so that every slot keeps the number of rows to its
+    next challenger, every tree its age, and the events their order within the
+    forest. A Mondrian forest's trees also find their points by the row at which
+    they started (the first point a tree keeps is ``born - store_offset`` in the
+    store): the merged store holds the forests' stores one after the other, so a
+    tree's start is the row of its first point in that store, and the trees of
+    every forest but the last count the later forests' stored points in their age.
+    The targets' running moments (the unit of a regression tree's loss) move to
+    the merged frame.
+    """
+    total = sum(n for n, _, _ in streams)
+    stored = sum(m for _, m, _ in streams)
+    offset = total - stored  # the merged store's first point, as a stream row
+    position = 0  # of each forest's first stored point in the merged store
+    out = []
+    for state, (n, m, (a, b)) in zip(states, streams):
+        moved = copy.copy(state)
+        shift = total - n
+        moved.next_challenge = np.where(state.next_challenge >= 0,
+                                        state.next_challenge + shift, state.next_challenge)
+        moved.events = state.events.copy()
+        moved.events[: state.n_events, 0] += shift
+        moved.weights_row = state.weights_row + shift
+        if state.stores_points:
+            moved.born = offset + position + (state.born - state.store_offset)
+        else:
+            moved.born = state.born + shift
+        moved.store_offset = offset
+        w, mean, squares = state.moments
+        moved.moments = np.array([w, a * mean + b, a * a * squares])
+        position += m
+        out.append(moved)
+    return out
+
+
+def _pooled(moments):
+    """Running ``(weight, mean, sum of squared deviations)`` of the union of
+    samples whose moments are ``moments`` (Chan et al.)."""
+    weights = np.array([m[0] for m in moments])
+    means = np.array([m[1] for m in moments])
+    total = weights.sum()
+    mean = float(weights @ means / total) if total > 0 else 0.0
+    squares = float(sum(m[2] for m in moments) + weights @ (means - mean) ** 2)
+    return np.array([total, mean, squares])

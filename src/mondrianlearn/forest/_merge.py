@@ -74,9 +74,10 @@ def merge_forests(forests, same_stream=False):
         ids need no moving) and its running target moments (AMF regressors),
         instead of adding them up. Checked: the forests must have seen as many
         rows, and Mondrian forests must have stored the same points.
-        Drift-adaptive forests (``drift`` set) merge only with ``same_stream``:
-        slot by slot, each tree with its detectors, background tree and challenge
-        schedule (:mod:`mondrianlearn.drift._merge`).
+        Drift-adaptive forests (``drift`` set) merge slot by slot, each tree with
+        its detectors, background tree and challenge schedule; without
+        ``same_stream``, their row counters move to the merged stream
+        (:mod:`mondrianlearn.drift._merge`).
 
     Returns
     -------
@@ -201,8 +202,12 @@ def merge_mondrian_forests(forests, same_stream=False):
     merged.trees_ = [tree for forest_trees, n in zip(trees, sizes) for tree in forest_trees[:n]]
     merged.n_estimators = len(merged.trees_)
     if states[0] is not None:
+        streams = None if same_stream else [
+            (f.n_samples_seen_, f._store.n, _moment_transform(f, first)
+             if not isinstance(first, MondrianForestClassifier) else (1.0, 0.0))
+            for f in forests]
         merged._drift_state = merge_states(
-            states, [forest_trees[n:] for forest_trees, n in zip(trees, sizes)])
+            states, [forest_trees[n:] for forest_trees, n in zip(trees, sizes)], streams)
     merged._record_structure()  # the merged forest goes on learning with all its trees
     merged._remember_fast_state()
     return merged

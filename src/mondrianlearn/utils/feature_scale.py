@@ -797,10 +797,20 @@ class FeatureScaleMixin:
         if resample:
             self._resample_trees()
             return
-        for tree in self.trees_:
+        drift = self.__dict__.get("_drift_state")
+        weights = None
+        if drift is not None and shifts.any():
+            from ..drift import foreground_weights, move_background_origin
+
+            # a drift-adaptive AMF tree reads each feature times its weight: so is
+            # a move of the origin (a unit change alone is a factor, the same)
+            weights = foreground_weights(drift, shifts.shape[0])
+            move_background_origin(drift, shifts, new_units)
+        for t, tree in enumerate(self.trees_):
             a = tree.arrays
             rescale_boxes(a.lower, a.upper, a.threshold, a.feature, tree.n_nodes, factors,
-                          shifts)
+                          shifts if weights is None else np.ascontiguousarray(
+                              shifts * weights[t]))
 
     def _resamples_on_new_units(self):
         """Whether new units re-sample the trees (else they are rescaled in place)."""
