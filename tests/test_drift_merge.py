@@ -6,6 +6,7 @@ import pickle
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.base import clone
 
 from mondrianlearn import (
     AMFClassifier,
@@ -14,7 +15,6 @@ from mondrianlearn import (
     MondrianForestRegressor,
     merge_forests,
 )
-from mondrianlearn.dask import shard_estimators
 
 CLASSES = [AMFClassifier, AMFRegressor, MondrianForestClassifier, MondrianForestRegressor]
 
@@ -30,6 +30,14 @@ def _stream(regression, n=1500, seed=0):
         y = (X[:, 0] + X[:, 1] > 1).astype(int) + (X[:, 2] > 0.6).astype(int)
         y[700:] = 2 - y[700:]
     return X, y
+
+
+def _two_shards(template):
+    """Two halves of ``template``'s trees with their own seeds (the sub-forests a
+    sharded forest is made of, without needing dask here)."""
+    n_trees = template.n_estimators
+    return [clone(template).set_params(n_estimators=size, random_state=seed)
+            for size, seed in ((n_trees - n_trees // 2, 11), (n_trees // 2, 12))]
 
 
 def _learn(models, X, y, batch=150):
@@ -48,7 +56,7 @@ def _average(shards, X):
 
 
 def _shards(cls, X, y, n_trees=6, **params):
-    shards = shard_estimators(cls(n_trees, random_state=3, drift="adwin", **params), 2)
+    shards = _two_shards(cls(n_trees, random_state=3, drift="adwin", **params))
     _learn(shards, X, y)
     return shards
 
@@ -106,7 +114,7 @@ def test_mondrian_forests_that_dropped_different_points_merge_on_the_largest_sto
         rows = slice(k * 1000, (k + 1) * 1000)
         y[rows] = (X[rows, k % 4] > 0.5).astype(int)
     X_test = rng.uniform(size=(200, 4))
-    shards = shard_estimators(MondrianForestClassifier(4, random_state=3, drift="adwin"), 2)
+    shards = _two_shards(MondrianForestClassifier(4, random_state=3, drift="adwin"))
     _learn(shards, X, y, batch=200)
     offsets = [shard._drift_state.store_offset for shard in shards]
     assert offsets[0] != offsets[1] and min(offsets) > 0
@@ -247,3 +255,53 @@ def test_a_new_origin_moves_every_tree_of_a_drift_adaptive_forest(cls):
     _learn([model, moved], X[:1000], 1 - y[:1000], batch=100)  # background trees take over
     assert len(moved.drift_events_) == len(model.drift_events_)
     assert_allclose(moved.predict_proba(X_test), model.predict_proba(X_test), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("cls", [AMFClassifier, MondrianForestClassifier],
+                         ids=lambda c: c.__name__)
+def test_classifiers_that_saw_different_classes_keep_their_background_counts(cls):
+    """Forests of different rows that saw different labels merge on the union of
+    the classes, background trees included, once: the merged forest's background
+    trees hold their forests' class counts in the union's columns, before and
+    after the merged forest synchronises its drift state (a state left with the
+    first forest's classes moved them a second time: counts shifted or lost)."""
+    from mondrianlearn.drift._adaptive import _state
+
+    X, y = _stream(False, n=2000)
+    y = y + 1  # labels 1, 2, 3
+    rows = np.arange(X.shape[0])
+    first = y != 3  # the first forest never sees label 3
+    parts = [cls(3, random_state=seed, drift="adwin") for seed in (0, 1)]
+    for start in range(0, X.shape[0], 100):
+        batch = rows[start:start + 100]
+        a, b = batch[:50], batch[50:]
+        a = a[first[a]]
+        parts[0].partial_fit(X[a], y[a])
+        parts[1].partial_fit(X[b], y[b])
+    assert_array_equal(parts[0].classes_, [1, 2])
+    assert_array_equal(parts[1].classes_, [1, 2, 3])
+    name = "stats" if cls is MondrianForestClassifier else "counts"
+    columns = [[0, 1], [0, 1, 2]]
+
+    def expected_counts():
+        out = []
+        for part, cols in zip(parts, columns):
+            for tree in part._drift_state.background:
+                counts = np.zeros((tree.n_nodes, 3))
+                counts[:, cols] = tree.node_stats[name][: tree.n_nodes]
+                out.append(counts)
+        return out
+
+    assert sum(t.n_nodes > 1 for p in parts for t in p._drift_state.background) >= 2
+    merged = merge_forests(parts)
+    assert_array_equal(merged.classes_, [1, 2, 3])
+    for _ in range(2):  # as merged, then once the state synchronised
+        background = merged._drift_state.background
+        for tree, counts in zip(background, expected_counts()):
+            assert_array_equal(tree.node_stats[name][: tree.n_nodes], counts)
+        _state(merged)
+    X_test = np.random.RandomState(1).uniform(size=(100, 4))
+    merged.partial_fit(X[:300], y[:300])
+    proba = merged.predict_proba(X_test)
+    assert proba.shape == (100, 3) and np.all(np.isfinite(proba))
+    assert_allclose(proba.sum(axis=1), 1.0)

@@ -165,7 +165,7 @@ def merge_amf_forests(forests, same_stream=False):
             reframe_trees(forest, frame, trees)
         streams = None if same_stream else [(f.n_samples_seen_, 0, (1.0, 0.0))
                                             for f in forests]
-        merged._drift_state = merge_states(states, backgrounds, streams)
+        merged._drift_state = merge_states(states, backgrounds, streams, frame.classes)
     if isinstance(merged, AMFClassifier):
         merged._classes_declared = all(f._classes_declared for f in forests)
     if not same_stream:

@@ -74,7 +74,7 @@ def background_trees(states):
     return [[copy.deepcopy(tree) for tree in state.background] for state in states]
 
 
-def merge_states(states, backgrounds, streams=None):
+def merge_states(states, backgrounds, streams=None, classes=None):
     """One drift state holding the slots of ``states`` in order.
 
     Parameters
@@ -104,6 +104,10 @@ def merge_states(states, backgrounds, streams=None):
     merged.settings = dict(first.settings)
     merged.n_trees = sum(s.n_trees for s in states)
     merged.background = [tree for trees in backgrounds for tree in trees]
+    if classes is not None:
+        # The background trees were moved to the union of the classes with the
+        # foreground trees: the state must not move them again when it next syncs.
+        merged.classes = np.array(classes, copy=True)
 
     def per_slot(name):
         return np.concatenate([getattr(s, name) for s in states])

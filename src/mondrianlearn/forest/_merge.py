@@ -207,7 +207,8 @@ def merge_mondrian_forests(forests, same_stream=False):
              if not isinstance(first, MondrianForestClassifier) else (1.0, 0.0))
             for f in forests]
         merged._drift_state = merge_states(
-            states, [forest_trees[n:] for forest_trees, n in zip(trees, sizes)], streams)
+            states, [forest_trees[n:] for forest_trees, n in zip(trees, sizes)], streams,
+            merged.__dict__.get("classes_"))
     merged._record_structure()  # the merged forest goes on learning with all its trees
     merged._remember_fast_state()
     return merged
