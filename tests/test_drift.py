@@ -378,3 +378,41 @@ def test_switching_drift_off_after_learning_with_it_is_an_error():
     assert "_drift_state" not in model.__dict__
     assert_array_equal(model.predict_proba(X),
                        AMFClassifier(n_estimators=3, random_state=0).fit(X, y).predict_proba(X))
+
+
+@pytest.mark.parametrize("Est", [AMFClassifier, AMFRegressor], ids=lambda c: c.__name__)
+def test_new_drift_settings_keep_what_the_state_learned(Est):
+    """``set_params(drift=...)`` between calls (or a model saved under other
+    default settings) goes on with the new settings from the next row: the events,
+    detectors and background trees stay; new trees follow the new settings (no
+    challengers here, a stricter swap test)."""
+    regression = Est is AMFRegressor
+    X, y = (_abrupt_regression if regression else _abrupt_classification)(n=3000, change=1500)
+    model = Est(n_estimators=4, random_state=0, drift="adwin")
+    for start in range(0, 2000, 100):
+        model.partial_fit(X[start:start + 100], y[start:start + 100])
+    state = model._drift_state
+    events = model.drift_events_.copy()
+    assert len(events) > 0
+    background = list(state.background)
+    new = {"first_challenge": -1, "swap_delta": 0.001, "warning_delta": 0.05}
+    model.set_params(drift=new)
+    model.partial_fit(X[2000:2001], y[2000:2001])
+    assert model._drift_state is state
+    assert state.settings == drift_settings(new)
+    assert state.settings_array[2] == 0.001
+    assert_array_equal(state.next_challenge, -1)
+    assert_array_equal(model.drift_events_[: len(events)], events)
+    assert all(a is b for a, b in zip(state.background, background))
+    # From then on, the same as a model saved and loaded with these settings.
+    saved = pickle.loads(pickle.dumps(model))
+    for start in range(2001, 3000, 250):
+        model.partial_fit(X[start:start + 250], y[start:start + 250])
+        saved.partial_fit(X[start:start + 250], y[start:start + 250])
+    assert not np.isin(model.drift_events_["kind"][len(events):], ["challenge"]).any()
+    assert_array_equal(model.drift_events_, saved.drift_events_)
+    assert_array_equal(model.predict(X[:200]), saved.predict(X[:200]))
+    # Challengers switched back on start counting from the row they were switched on.
+    model.set_params(drift="adwin")
+    model.partial_fit(X[:1], y[:1])
+    assert np.all(model._drift_state.next_challenge > 3000)
