@@ -15,7 +15,12 @@ import pytest
 from numpy.testing import assert_array_equal
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from mondrianlearn import AMFClassifier, AMFRegressor
+from mondrianlearn import (
+    AMFClassifier,
+    AMFRegressor,
+    MondrianForestClassifier,
+    MondrianForestRegressor,
+)
 from mondrianlearn.drift import DEFAULTS, drift_event_markers, drift_settings, mark_drift_events
 from mondrianlearn.drift._detectors import adwin_mean, adwin_states, adwin_update, adwin_width
 from mondrianlearn.utils.fast_path import FAST_MAX_ROWS
@@ -380,13 +385,14 @@ def test_switching_drift_off_after_learning_with_it_is_an_error():
                        AMFClassifier(n_estimators=3, random_state=0).fit(X, y).predict_proba(X))
 
 
-@pytest.mark.parametrize("Est", [AMFClassifier, AMFRegressor], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("Est", [AMFClassifier, AMFRegressor, MondrianForestClassifier,
+                                 MondrianForestRegressor], ids=lambda c: c.__name__)
 def test_new_drift_settings_keep_what_the_state_learned(Est):
     """``set_params(drift=...)`` between calls (or a model saved under other
     default settings) goes on with the new settings from the next row: the events,
     detectors and background trees stay; new trees follow the new settings (no
     challengers here, a stricter swap test)."""
-    regression = Est is AMFRegressor
+    regression = Est in (AMFRegressor, MondrianForestRegressor)
     X, y = (_abrupt_regression if regression else _abrupt_classification)(n=3000, change=1500)
     model = Est(n_estimators=4, random_state=0, drift="adwin")
     for start in range(0, 2000, 100):
