@@ -32,6 +32,18 @@ def _stream(regression, n=1500, seed=0):
     return X, y
 
 
+def _concepts(n):
+    """Four features, a new concept every 1,000 rows (the Mondrian forests then
+    drop stored points); also 200 test rows and the generator, to draw on."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(n, 4))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int)
+    for k in range(1, n // 1000):
+        rows = slice(k * 1000, (k + 1) * 1000)
+        y[rows] = (X[rows, k % 4] > 0.5).astype(int)
+    return X, y, rng.uniform(size=(200, 4)), rng
+
+
 def _two_shards(template):
     """Two halves of ``template``'s trees with their own seeds (the sub-forests a
     sharded forest is made of, without needing dask here)."""
@@ -106,14 +118,8 @@ def test_mondrian_forests_that_dropped_different_points_merge_on_the_largest_sto
     need, so shards of one stream hold different suffixes of it: the merged forest
     keeps the largest, moves the other trees' point ids into it, and goes on
     re-sampling paused leaves from the right points (it learns on as its shards)."""
-    rng = np.random.RandomState(0)
     n = 8000
-    X = rng.uniform(size=(n, 4))
-    y = (X[:, 0] + X[:, 1] > 1).astype(int)
-    for k in range(1, 8):  # a new concept every 1,000 rows
-        rows = slice(k * 1000, (k + 1) * 1000)
-        y[rows] = (X[rows, k % 4] > 0.5).astype(int)
-    X_test = rng.uniform(size=(200, 4))
+    X, y, X_test, rng = _concepts(n)
     shards = _two_shards(MondrianForestClassifier(4, random_state=3, drift="adwin"))
     _learn(shards, X, y, batch=200)
     offsets = [shard._drift_state.store_offset for shard in shards]
@@ -192,14 +198,8 @@ def test_mondrian_forests_of_different_rows_find_their_points_in_the_merged_stor
     merged store holds the forests' stores one after the other, every tree finds
     its points there (re-sampling paused leaves from them as its forest would),
     and the points no tree needs any more are dropped from the merged store."""
-    rng = np.random.RandomState(0)
     n = 8000
-    X = rng.uniform(size=(n, 4))
-    y = (X[:, 0] + X[:, 1] > 1).astype(int)
-    for k in range(1, 8):  # a new concept every 1,000 rows
-        rows = slice(k * 1000, (k + 1) * 1000)
-        y[rows] = (X[rows, k % 4] > 0.5).astype(int)
-    X_test = rng.uniform(size=(200, 4))
+    X, y, X_test, rng = _concepts(n)
     parts = _parts_of_different_rows(MondrianForestClassifier, X, y, n_trees=4, batch=400)
     offsets = [part._drift_state.store_offset for part in parts]
     assert min(offsets) > 0

@@ -5,6 +5,7 @@ import numpy as np
 from ..utils.drift_param import drift_module
 from ..utils.estimator import ForestRegressorMixin
 from ..utils.fast_path import FAST_MAX_ROWS, NEW_UNITS, NO_UNITS, ONES
+from ..utils.validation import given_targets
 from ._base import BaseAMF
 from ._forest_kernels import learn_regressor_forest, predict_value_forest
 
@@ -335,13 +336,9 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         """:meth:`_check_target_range` on targets as the caller gave them, before
         scikit-learn's checks record anything (a refused first call leaves no
         trace); targets those checks refuse anyway are left to them."""
-        try:
-            y = np.asarray(y, dtype=np.float64).reshape(-1)
-            weights = (np.ones(y.shape[0]) if sample_weight is None
-                       else np.asarray(sample_weight, dtype=np.float64).reshape(-1))
-        except (TypeError, ValueError):
-            return
-        if weights.shape == y.shape:
+        given = given_targets(y, sample_weight)
+        if given is not None:
+            y, weights = given
             self._check_target_range(y[np.isfinite(y)], weights[np.isfinite(y)], first)
 
     def _check_targets(self, y):

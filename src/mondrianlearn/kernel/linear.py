@@ -30,6 +30,7 @@ from ..utils.validation import (
     check_classifier_fit,
     check_regressor_batch,
     check_X_y_batch,
+    given_targets,
 )
 from ._features import (
     FastPartitionsMixin,
@@ -266,14 +267,10 @@ def _check_first_targets(y, sample_weight):
     """``check_target_scale`` on the targets of a first batch as the caller gave them,
     before scikit-learn's checks record anything (a refused first call leaves no
     trace); targets and weights those checks refuse anyway are left to them."""
-    try:
-        y = np.asarray(y, dtype=np.float64).reshape(-1)
-        weights = (np.ones(y.shape[0]) if sample_weight is None
-                   else np.asarray(sample_weight, dtype=np.float64).reshape(-1))
-    except (TypeError, ValueError):
+    given = given_targets(y, sample_weight)
+    if given is None or not given[0].size:
         return
-    if weights.shape != y.shape or not y.size:
-        return
+    y, weights = given
     with np.errstate(invalid="ignore", over="ignore"):
         total, top = float(np.sum(weights)), float(np.abs(y).max())
     if np.isfinite(total) and np.isfinite(top) and total > 0:

@@ -22,6 +22,20 @@ def _checked_weights(sample_weight, X, allow_all_zero):
     return weights
 
 
+def given_targets(y, sample_weight):
+    """Targets and weights as the caller gave them, as float64 vectors of one length,
+    or None when scikit-learn's checks will refuse them anyway (not numeric, shapes
+    that differ). For checks that must run before those checks record anything, so
+    that a refused first call leaves no trace."""
+    try:
+        y = np.asarray(y, dtype=np.float64).reshape(-1)
+        weights = (np.ones(y.shape[0]) if sample_weight is None
+                   else np.asarray(sample_weight, dtype=np.float64).reshape(-1))
+    except (TypeError, ValueError):
+        return None
+    return (y, weights) if weights.shape == y.shape else None
+
+
 def check_X_y_batch(estimator, X, y, sample_weight, *, reset, y_numeric=False, check_y=None):
     """Validate a training batch; return float64 ``X``, ``y`` and weights.
 
