@@ -480,3 +480,97 @@ def test_one_row_predictions_leave_nothing_for_the_next_call(cls):
         # three rows reach a few paths of trees of hundreds of nodes: no whole-tree pass
         assert min(t.n_nodes for t in model.trees_) > 12 * 3
         assert np.array_equal(_predict(model, X[300:303]), _predict(fresh, X[300:303]))
+
+
+# ------------------------------------------------- prepared calls of one row
+def _count_fast_inputs(monkeypatch):
+    """A list that grows by one for each call through ``_fast_input`` (prepared
+    one-row calls do not go through it)."""
+    from mondrianlearn.utils.fast_path import FastPathMixin
+
+    calls = []
+    original = FastPathMixin._fast_input
+
+    def counted(self, X, learning=False):
+        calls.append(learning)
+        return original(self, X, learning)
+
+    monkeypatch.setattr(FastPathMixin, "_fast_input", counted)
+    return calls
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS)
+def test_one_row_calls_reuse_the_prepared_call(cls, monkeypatch):
+    X, y = _targets(cls)
+    # past the first rows that AMF keeps (utils.feature_scale)
+    model = cls(n_estimators=4, random_state=2).partial_fit(X[:260], y[:260])
+    reference = cls(n_estimators=4, random_state=2).partial_fit(X[:260], y[:260])
+    calls = _count_fast_inputs(monkeypatch)
+    for i in range(260, 360):
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+        _predict(model, X[i + 1:i + 2])
+    if cls is AMFClassifier:
+        # trees that grow (and units that change) take the fast path again
+        assert calls.count(True) < 20
+    assert calls.count(False) < 20
+    reference.partial_fit(X[260:360], y[260:360], sample_weight=np.ones(100))
+    assert _same(_state(model), _state(reference))
+    one_by_one = np.vstack([_predict(model, X[i:i + 1]) for i in range(360, 400)])
+    assert np.array_equal(one_by_one, _predict(reference, X[360:400]))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS)
+def test_prepared_calls_follow_every_change_of_the_model(cls):
+    # Everything that can change between two one-row calls, against a twin that
+    # learns each row through scikit-learn's validation: new parameters, a new
+    # class, rows that widen the range and change units, a refused row, a second
+    # model learning in between (its trees grow: the global stamp moves), and a
+    # pickled copy.
+    X, y = _widening(cls, n=600)
+    y = y.copy()
+    y[300:] = np.where(np.arange(300, 600) % 7 == 0, 2, y[300:])  # class 2 from row 300
+    model = cls(n_estimators=3, random_state=5).partial_fit(X[:20], y[:20])
+    twin = cls(n_estimators=3, random_state=5).partial_fit(X[:20], y[:20])
+    other = cls(n_estimators=3, random_state=6).partial_fit(X[:20], y[:20])
+    for i in range(20, 560):
+        if i == 200:
+            changed = {"step": 2.0} if cls is AMFClassifier else {"discount": 5.0}
+            model.set_params(**changed)
+            twin.set_params(**changed)
+        if i == 400:
+            bad = X[i:i + 1].copy()
+            bad[0, 1] = np.nan
+            before = _state(model)
+            with pytest.raises(ValueError):
+                model.partial_fit(bad, y[i:i + 1])
+            with pytest.raises(ValueError):
+                model.predict_proba(bad)
+            assert _same(_state(model), before)
+        if i == 450:  # both, as a pickle keeps no spare room (trees grow elsewhere)
+            model = pickle.loads(pickle.dumps(model))
+            twin = pickle.loads(pickle.dumps(twin))
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+        twin.partial_fit(X[i:i + 1], y[i:i + 1], sample_weight=np.ones(1))
+        other.partial_fit(X[(i * 7) % 600:(i * 7) % 600 + 1], y[(i * 7) % 600:(i * 7) % 600 + 1])
+        if i % 3 == 0:
+            assert np.array_equal(model.predict_proba(X[i + 1:i + 2]),
+                                  twin.predict_proba(X[i + 1:i + 2].tolist()))
+    assert list(model.classes_) == [0, 1, 2]
+    assert _same(_state(model), _state(twin))
+    assert np.array_equal(_predict(model, X[560:]), _predict(twin, X[560:]))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS)
+def test_prepared_calls_take_no_read_only_or_other_rows(cls, monkeypatch):
+    X, y = _targets(cls)
+    model = cls(n_estimators=3, random_state=0).partial_fit(X[:50], y[:50])
+    for i in range(50, 60):
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+    calls = _count_fast_inputs(monkeypatch)
+    row = X[60:61].copy()
+    row.flags.writeable = False
+    model.partial_fit(row, y[60:61])
+    model.predict_proba(row)
+    model.partial_fit(X[61:62].astype(np.float32), y[61:62])
+    model.partial_fit(np.asfortranarray(X[62:64]), y[62:64])
+    assert len(calls) == 4  # each went through the fast path's checks

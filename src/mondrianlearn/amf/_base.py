@@ -184,6 +184,7 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
             return drift_module().learn_fast(self, scaled, data)
         trees = state["trees_"]
         scratch = state["_fast_scratch"]
+        scratch.learn_plan = None  # made again below if this call may be repeated
         table = self._fast_table()
         if table is None:
             return False
@@ -192,24 +193,71 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
             work = scratch.work["learn"] = _learn_work(n_features, trees)
         n_threads = fast_path_threads(self.n_jobs, n_rows, len(trees))
         if n_threads == 1:
+            tail = (state["_feature_range"], *state["_fast_args"], *work, False)
             left_over = learn_forest(table.addresses, table.sizes, X, units, follow, scaled,
-                                     *data, state["_feature_range"], *state["_fast_args"],
-                                     *work, False)
+                                     *data, *tail)
+            if left_over == 0 and n_rows == 1 and self._prepares_calls:
+                scratch.learn_plan = (
+                    learn_forest, table.addresses, table.sizes, units, follow, scaled, tail,
+                    work) + self._plan_tail(X, trees, state.get("_units"))
         else:
             left_over = self._learn_in_threads(learn_forest, table, rows, scaled, data, work,
                                                n_threads)
         if left_over < 0:
             return NEW_UNITS if left_over == -2 else False
         if left_over:
-            run_kernel = self._tree_learner(scaled, *data)
-            n_before, stops = work[3], work[4]
-            todo = [t for t, tree in enumerate(trees) if stops[t] < n_rows
-                    or 2 * (tree.n_nodes - n_before[t]) >= tree.n_nodes]
-            run_each(lambda t: self._learn_tree(trees[t], n_rows, run_kernel, int(stops[t]),
-                                                int(n_before[t])), todo, n_threads)
-            if work[1].shape[0] < max(t.capacity for t in trees):
-                scratch.work["learn"] = _learn_work(n_features, trees)
+            self._finish_trees(trees, scaled, data, work, n_threads)
         self.__dict__["n_samples_seen_"] += n_rows  # not a parameter: no __setattr__
+        return True
+
+    def _finish_trees(self, trees, X, data, work, n_threads):
+        """Finish, with the full path's per-tree loop, the trees that the fast path's
+        kernel left to Python (room to grow, renumbering: ``work`` holds where each
+        stopped); ``X`` are the call's rows in units."""
+        n_rows = X.shape[0]
+        run_kernel = self._tree_learner(X, *data)
+        n_before, stops = work[3], work[4]
+        todo = [t for t, tree in enumerate(trees) if stops[t] < n_rows
+                or 2 * (tree.n_nodes - n_before[t]) >= tree.n_nodes]
+        run_each(lambda t: self._learn_tree(trees[t], n_rows, run_kernel, int(stops[t]),
+                                            int(n_before[t])), todo, n_threads)
+        if work[1].shape[0] < max(t.capacity for t in trees):
+            self._fast_scratch.work["learn"] = _learn_work(X.shape[1], trees)
+
+    def _express_learn(self, X, data):
+        """Learn one row through the call that the last one-row fast learning call
+        prepared (``(learn_forest, addresses, sizes, units, follow, scaled, tail,
+        work)`` then ``utils.fast_path.FastPathMixin._plan_tail``), with ``data``
+        the kernel's arguments after the rows (labels and weights, as
+        ``_learn_fast`` takes them). Returns False, with nothing changed, when the
+        call must take the fast path: no call is prepared or it is out of date, the
+        units have work pending, or the kernel refused the row (for the fast path
+        to say why, or to move the units). (Written out in one function: it runs on
+        every call of one row.)"""
+        state = self.__dict__
+        scratch = state.get("_fast_scratch")
+        if scratch is None or scratch.learn_plan is None or type(X) is not np.ndarray:
+            return False
+        (learn_forest, addresses, sizes, units, follow, scaled, tail, work,
+         shape, trees, model_units, stamp, stamps, lock) = scratch.learn_plan
+        if (X.shape != shape or X.dtype is not _FLOAT64 or stamps[0] != stamp
+                or state["trees_"] is not trees or state.get("_units") is not model_units
+                or "_fast_params" not in state or state["_feature_range"] is not tail[0]
+                or "_first_rows" in state
+                or (follow and state["n_samples_seen_"] >= state["_units_due"])):
+            return False
+        flags = X.flags
+        if not (flags.c_contiguous and flags.writeable) or not lock.acquire(False):
+            return False
+        try:
+            left_over = learn_forest(addresses, sizes, X, units, follow, scaled, *data, *tail)
+            if left_over > 0:
+                self._finish_trees(trees, scaled if units.shape[1] else X, data, work, 1)
+        finally:
+            lock.release()
+        if left_over < 0:
+            return False
+        state["n_samples_seen_"] += 1  # not a parameter: no __setattr__
         return True
 
     def _learn_in_threads(self, learn_forest, table, rows, scaled, data, work, n_threads):
@@ -268,8 +316,13 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
                     (n_features, n_outputs),
                     prediction_work(_with_headroom(self.trees_), n_features,
                                     max(n_outputs, 1)))
-            status = predict_forest(table.addresses, table.sizes, X, units, scaled,
-                                    *state["_fast_predict_args"], out, *cached[1], False)
+            head, tail = state["_fast_predict_args"], (*cached[1], False)
+            status = predict_forest(table.addresses, table.sizes, X, units, scaled, *head,
+                                    out, *tail)
+            if status == 1 and n_rows == 1 and self._prepares_calls:
+                scratch.predict_plan = (
+                    predict_forest, table.addresses, table.sizes, units, scaled, head, tail,
+                    out.shape) + self._plan_tail(X, self.trees_, state.get("_units"))
             if status >= 0:
                 return out if status == 1 else None
             del work["predict"]  # a tree outgrew the work arrays
@@ -379,3 +432,5 @@ def _learn_work(n_features, trees):
 
 _NO_SAMPLES = np.empty(0, dtype=np.int64)
 """``no_samples`` of the learning kernels: AMF leaves keep no point ids."""
+
+_FLOAT64 = np.dtype(np.float64)

@@ -177,6 +177,8 @@ class AMFClassifier(ForestClassifierMixin, BaseAMF):
     0.96
     """
 
+    _prepares_calls = True  # one-row calls (utils.fast_path)
+
     _fast_stats = ("counts", "total", "log_weight", "log_weight_tree")  # table columns
     _class_counts = "counts"
 
@@ -253,12 +255,37 @@ class AMFClassifier(ForestClassifierMixin, BaseAMF):
         scikit-learn's validation when nothing it checks can have changed, and
         learns in one compiled call over all trees: same model, same errors.
         """
+        if classes is None and sample_weight is None and self._learn_one_express(X, y):
+            return self
         return self._partial_fit(X, y, sample_weight, classes)
+
+    def _learn_one_express(self, X, y):
+        """Learn one row of a known label through the prepared call of the last
+        one-row call (``BaseAMF._express_learn``); False, with nothing changed,
+        when the call must take the fast path."""
+        index = self.__dict__.get("_fast_class_index")
+        if index is None:
+            return False
+        if type(y) is np.ndarray:
+            if y.shape != (1,):
+                return False
+            label = y.tolist()[0]  # a Python scalar, as the keys of the index are
+        elif type(y) is list and len(y) == 1:
+            label = y[0]
+        else:
+            return False
+        try:
+            key = index.get(label)
+        except TypeError:  # unhashable: the full path says why
+            return False
+        return key is not None and self._express_learn(X, (self._fast_one_key[key], ONE))
 
     def _partial_fit_fast(self, X, y, weights=None):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``; ``weights``
         from ``_fast_weights``, None for ones); False when the call must take the
         full path (nothing has changed then)."""
+        if weights is None and self._learn_one_express(X, y):
+            return True
         rows = self._fast_input(X, learning=True)
         if rows is None:
             return False

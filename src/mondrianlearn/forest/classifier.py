@@ -139,6 +139,8 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
     True
     """
 
+    _prepares_calls = True  # one-row calls (utils.fast_path)
+
     _parameter_constraints = {
         **BaseMondrianForest._parameter_constraints,
         "discount": [Interval(Real, 0, None, closed="left"), None],
@@ -173,13 +175,18 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
         scaled = self._fast_scaled(n_rows, n_features) if units.shape[1] else X
         out = np.zeros((n_rows, n_classes))
         gamma, max_depth = self._gamma(), self._max_depth_value()  # gamma: features may be added
-        work = self._predict_work(n_features, n_classes)
-        status = predict_proba_forest(table.addresses, table.sizes, X, units, scaled,
-                                      n_classes, gamma, max_depth, 0.0, out, *work, False)
+        head = (n_classes, gamma, max_depth, 0.0)
+        tail = (*self._predict_work(n_features, n_classes), False)
+        status = predict_proba_forest(table.addresses, table.sizes, X, units, scaled, *head,
+                                      out, *tail)
         if status < 0:  # a tree outgrew the work arrays
-            work = self._predict_work(n_features, n_classes, fresh=True)
+            tail = (*self._predict_work(n_features, n_classes, fresh=True), False)
             status = predict_proba_forest(table.addresses, table.sizes, X, units, scaled,
-                                          n_classes, gamma, max_depth, 0.0, out, *work, False)
+                                          *head, out, *tail)
+        if status == 1 and n_rows == 1 and state.get("_drift_state") is None:
+            self._fast_scratch.predict_plan = (
+                predict_proba_forest, table.addresses, table.sizes, units, scaled, head,
+                tail, out.shape) + self._plan_tail(X, self.trees_, state.get("_units"))
         return out if status == 1 else None
 
     def _predict_proba_trees(self, X):

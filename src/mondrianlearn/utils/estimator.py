@@ -361,6 +361,9 @@ class ForestClassifierMixin(ClassifierMixin):
         proba : ndarray of shape (n_samples, n_classes)
             Columns follow ``classes_``; rows sum to one.
         """
+        proba = self._express_predict(X)
+        if proba is not None:
+            return proba
         rows = self._fast_input(X)
         if rows is not None:
             proba = self._predict_proba_fast(rows[0], rows[1])
@@ -371,6 +374,9 @@ class ForestClassifierMixin(ClassifierMixin):
     def _predict_proba_validated(self, X):
         """``predict_proba`` on a checked C-contiguous float64 array (in the units of
         ``X``)."""
+        proba = self._express_predict(X)
+        if proba is not None:
+            return proba
         rows = self._fast_checked(X)
         if rows is not None:
             proba = self._predict_proba_fast(*rows)

@@ -69,6 +69,16 @@ class FastScratch:
         self.table = None
         self.work = {}
         self.lock = threading.RLock()
+        self.learn_plan = None
+        """The compiled call of the last one-row fast ``partial_fit``, ready to be
+        made again (see :meth:`FastPathMixin._plan_tail`), or None."""
+        self.predict_plan = None
+        """The same for the last one-row fast prediction (:meth:`FastPathMixin.
+        _express_predict`)."""
+
+    def forget_plans(self):
+        """Drop the prepared calls (parameters or classes changed)."""
+        self.learn_plan = self.predict_plan = None
 
 
 def fast_call(method):
@@ -101,6 +111,12 @@ class FastPathMixin:
     later call, or returns ``None`` for the full path.
     """
 
+    _prepares_calls = False
+    """Whether one-row fast calls leave their compiled call prepared for the next
+    (:meth:`_plan_tail`): the classifiers of AMF (learning and prediction) and of
+    Mondrian forests (prediction). (A regressor adds its target offset to what its
+    kernel gives, and learns its targets' moments beside it.)"""
+
     _fast_weighted = False
     """Whether the fast path of ``partial_fit`` takes ``sample_weight``
     (``_fast_weights``)."""
@@ -113,6 +129,9 @@ class FastPathMixin:
             names = type(self)._fast_param_names = frozenset(self._get_param_names())
         if name in names:
             self.__dict__.pop("_fast_params", None)
+            scratch = self.__dict__.get("_fast_scratch")
+            if scratch is not None:
+                scratch.forget_plans()
         object.__setattr__(self, name, value)
 
     def _remember_fast_state(self):
@@ -120,6 +139,8 @@ class FastPathMixin:
         self._fast_params = True
         if "_fast_scratch" not in self.__dict__:
             self._fast_scratch = FastScratch()
+        else:
+            self._fast_scratch.forget_plans()
         classes = self.__dict__.get("classes_")
         if classes is not None:
             self._fast_class_index = {c: k for k, c in enumerate(classes.tolist())}
@@ -140,6 +161,57 @@ class FastPathMixin:
 
             table = self._fast_scratch.table = TreeTable(self._fast_stats)
         return table if table.refresh(self.trees_) else None
+
+    # ------------------------------------------------------- prepared calls
+    def _plan_tail(self, X, trees, units):
+        """The last six items of a prepared call made by a call on ``X``, with
+        ``units`` the model's units (``_units``): ``(shape, trees, units, stamp,
+        stamps, lock)``.
+
+        A fast call of one row that went through without Python's help (no tree
+        grown, one thread, no drift adaptation) leaves its compiled call prepared
+        (``FastScratch.learn_plan``, ``predict_plan``): the kernel, the table of the
+        trees' arrays, the work arrays and the settings it was given, then these
+        items. The next call of one row makes it again, without the fast path's
+        Python calls, when ``X`` is a writable C-contiguous float64 array of the
+        same shape and nothing the call was prepared from has changed: the
+        parameters (``set_params`` drops the plans, and so does every call through
+        full validation), the list of trees, the model's units, and the arrays of
+        any tree (the global stamp of :mod:`~mondrianlearn.engine.tree`, so that
+        the table's addresses are those of live arrays). The kernel checks the rest
+        (values, room in the trees and work arrays) and refuses what the fast path
+        would; the caller then takes the fast path, whose result is the same.
+        """
+        from ..engine.tree import LAST_STAMP
+
+        return (X.shape, trees, units, LAST_STAMP[0], LAST_STAMP, self._fast_scratch.lock)
+
+    def _express_predict(self, X):
+        """The prediction of one row through the call that the last one-row fast
+        prediction prepared (``(kernel, addresses, sizes, units, scaled, head, tail,
+        out_shape)`` then :meth:`_plan_tail`: the kernel is called as
+        ``kernel(addresses, sizes, X, units, scaled, *head, out, *tail)``), or None:
+        the fast path then decides. (Written out in one function: it runs on every
+        prediction of one row.)"""
+        state = self.__dict__
+        scratch = state.get("_fast_scratch")
+        if scratch is None or scratch.predict_plan is None or type(X) is not np.ndarray:
+            return None
+        (kernel, addresses, sizes, units, scaled, head, tail, out_shape,
+         shape, trees, model_units, stamp, stamps, lock) = scratch.predict_plan
+        if (X.shape != shape or X.dtype is not _FLOAT64 or stamps[0] != stamp
+                or state["trees_"] is not trees or state.get("_units") is not model_units
+                or "_fast_params" not in state):
+            return None
+        flags = X.flags
+        if not (flags.c_contiguous and flags.writeable) or not lock.acquire(False):
+            return None
+        try:
+            out = np.zeros(out_shape)
+            status = kernel(addresses, sizes, X, units, scaled, *head, out, *tail)
+        finally:
+            lock.release()
+        return out if status == 1 else None
 
     def _fast_input(self, X, learning=False):
         """``(X, units, follow)`` for a kernel that puts the rows in the model's units
