@@ -509,9 +509,8 @@ def test_one_row_calls_reuse_the_prepared_call(cls, monkeypatch):
     for i in range(260, 360):
         model.partial_fit(X[i:i + 1], y[i:i + 1])
         _predict(model, X[i + 1:i + 2])
-    if cls is AMFClassifier:
-        # trees that grow (and units that change) take the fast path again
-        assert calls.count(True) < 20
+    # trees that grow (and units that change) take the fast path again
+    assert calls.count(True) < 20
     assert calls.count(False) < 20
     reference.partial_fit(X[260:360], y[260:360], sample_weight=np.ones(100))
     assert _same(_state(model), _state(reference))

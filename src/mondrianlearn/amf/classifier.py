@@ -263,22 +263,8 @@ class AMFClassifier(ForestClassifierMixin, BaseAMF):
         """Learn one row of a known label through the prepared call of the last
         one-row call (``BaseAMF._express_learn``); False, with nothing changed,
         when the call must take the fast path."""
-        index = self.__dict__.get("_fast_class_index")
-        if index is None:
-            return False
-        if type(y) is np.ndarray:
-            if y.shape != (1,):
-                return False
-            label = y.tolist()[0]  # a Python scalar, as the keys of the index are
-        elif type(y) is list and len(y) == 1:
-            label = y[0]
-        else:
-            return False
-        try:
-            key = index.get(label)
-        except TypeError:  # unhashable: the full path says why
-            return False
-        return key is not None and self._express_learn(X, (self._fast_one_key[key], ONE))
+        key = self._one_key(y)
+        return key is not None and self._express_learn(X, (key, ONE))
 
     def _partial_fit_fast(self, X, y, weights=None):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``; ``weights``

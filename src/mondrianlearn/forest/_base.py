@@ -52,6 +52,8 @@ _MAX_SCALED_TARGET = 1e100
 """Regression targets are stored centred and scaled; a batch whose scaled targets
 exceed this is rescaled first, so that their squares cannot overflow."""
 
+_FLOAT64 = np.dtype(np.float64)
+
 
 class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
     """Base of the Mondrian forest estimators and of boosting: trees, the shared
@@ -246,6 +248,7 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             self._adapts_to_drift()  # raises for drift=None set after drift adaptation
         trees = state["trees_"]
         store = state["_store"]
+        state["_fast_scratch"].learn_plan = None  # made again below if it may be
         full = store.n + m > store.X.shape[0]
         if full:  # grown as the full path's ``SampleStore.append`` would
             arrays = store.X, store.keys, store.stats
@@ -270,13 +273,19 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         n_threads = 1 if adapts else fast_path_threads(self.n_jobs, m, len(trees))
         # With several threads, the rows are stored first and the trees extended
         # after, in parts (``_extend_in_threads``).
+        tail = (_MAX_SCALED_TARGET, not adapts and n_threads == 1, ids, work[6], work[7],
+                store.stats.shape[1], bootstrap, lifetime, pause_pure, mss, max_nodes,
+                one_hot, *work[:5])
         left_over = learn_forest_rows(
             table.addresses, table.sizes, X, units, follow, scaled, keys,
             (ONE if m == 1 else ONES[:m]) if weights is None else weights, targets,
-            store.X, store.keys, store.stats, store.n,
-            state["_feature_range"], _MAX_SCALED_TARGET, not adapts and n_threads == 1, ids,
-            work[6], work[7], store.stats.shape[1], bootstrap, lifetime, pause_pure, mss,
-            max_nodes, one_hot, *work[:5])
+            store.X, store.keys, store.stats, store.n, state["_feature_range"], *tail)
+        if (left_over == 0 and m == 1 and n_threads == 1 and not adapts and weights is None
+                and self._prepares_calls):
+            state["_fast_scratch"].learn_plan = (
+                learn_forest_rows, table.addresses, table.sizes, units, follow, scaled,
+                store, (store.X, store.keys, store.stats), state["_feature_range"], tail,
+                work, settings) + self._plan_tail(X, trees, state.get("_units"))
         if left_over == 0 and n_threads > 1:
             left_over = self._extend_in_threads(table, store, ids, work, settings, n_threads)
         if left_over < 0:
@@ -292,6 +301,51 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             self._finish_trees(trees, store, ids, settings, work, n_threads)
         if left_over or max_nodes < UNBOUNDED:
             self._release_store_if_full()
+        return True
+
+    def _express_learn(self, X, keys):
+        """Learn one row of class ``keys`` (a one-row key array) through the call
+        that the last one-row fast learning call prepared (``(learn_forest_rows,
+        addresses, sizes, units, follow, scaled, store, store arrays,
+        feature_range, tail, work, settings)`` then ``utils.fast_path.
+        FastPathMixin._plan_tail``). Returns False, with nothing changed, when the
+        call must take the fast path: no call is prepared or it is out of date
+        (also: the sample store replaced its arrays or is full), the units have
+        work pending, or the kernel refused the row. (Written out in one function:
+        it runs on every call of one row.)"""
+        state = self.__dict__
+        scratch = state.get("_fast_scratch")
+        if scratch is None or scratch.learn_plan is None or type(X) is not np.ndarray:
+            return False
+        (learn_forest_rows, addresses, sizes, units, follow, scaled, store, arrays,
+         feature_range, tail, work, settings, shape, trees, model_units, stamp, stamps,
+         lock) = scratch.learn_plan
+        store_X, store_keys, store_stats = arrays
+        if (X.shape != shape or X.dtype is not _FLOAT64 or stamps[0] != stamp
+                or state["trees_"] is not trees or state.get("_units") is not model_units
+                or "_fast_params" not in state or state["_feature_range"] is not feature_range
+                or state["_store"] is not store or store.X is not store_X
+                or store.keys is not store_keys or store.stats is not store_stats
+                or store.n >= store_X.shape[0]
+                or (follow and state["n_samples_seen_"] >= state["_units_due"])):
+            return False
+        flags = X.flags
+        if not (flags.c_contiguous and flags.writeable) or not lock.acquire(False):
+            return False
+        try:
+            left_over = learn_forest_rows(addresses, sizes, X, units, follow, scaled, keys, ONE,
+                                          _NO_TARGETS, store_X, store_keys, store_stats,
+                                          store.n, feature_range, *tail)
+            if left_over < 0:
+                return False
+            store.n += 1
+            state["n_samples_seen_"] += 1  # not a parameter: no __setattr__
+            if left_over:
+                self._finish_trees(trees, store, tail[2], settings, work, 1)
+            if left_over or settings[4] < UNBOUNDED:  # max_nodes
+                self._release_store_if_full()
+        finally:
+            lock.release()
         return True
 
     @fast_call
@@ -487,6 +541,10 @@ class BaseMondrianForestClassifier(ForestClassifierMixin, BaseMondrianForest):
         scikit-learn's validation when nothing it checks can have changed, and
         extends all trees in one compiled call: same model, same errors.
         """
+        if classes is None and sample_weight is None:
+            key = self._one_key(y)
+            if key is not None and self._express_learn(X, key):
+                return self
         return self._partial_fit(X, y, sample_weight, classes)
 
     def _start(self, X, y, sample_weight):
@@ -496,6 +554,10 @@ class BaseMondrianForestClassifier(ForestClassifierMixin, BaseMondrianForest):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``; ``weights``
         from ``_fast_weights``, None for ones); False when the call must take the
         full path (nothing has changed then)."""
+        if weights is None:
+            key = self._one_key(y)
+            if key is not None and self._express_learn(X, key):
+                return True
         rows = self._fast_input(X, learning=True)
         if rows is None:
             return False

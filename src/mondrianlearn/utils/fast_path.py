@@ -113,8 +113,8 @@ class FastPathMixin:
 
     _prepares_calls = False
     """Whether one-row fast calls leave their compiled call prepared for the next
-    (:meth:`_plan_tail`): the classifiers of AMF (learning and prediction) and of
-    Mondrian forests (prediction). (A regressor adds its target offset to what its
+    (:meth:`_plan_tail`): the classifiers of AMF and of Mondrian forests, for
+    learning and prediction. (A regressor adds its target offset to what its
     kernel gives, and learns its targets' moments beside it.)"""
 
     _fast_weighted = False
@@ -383,6 +383,26 @@ class FastPathMixin:
             copy = classes.copy() if type(classes) is np.ndarray else type(classes)(classes)
             self._fast_seen_classes = (copy, known)
         return same
+
+    def _one_key(self, y):
+        """The class key array of a one-row ``y`` of a known label (shared, read
+        only), or None: ``_fast_keys`` for the prepared calls of one row."""
+        index = self.__dict__.get("_fast_class_index")
+        if index is None:
+            return None
+        if type(y) is np.ndarray:
+            if y.shape != (1,):
+                return None
+            label = y.tolist()[0]  # a Python scalar, as the keys of the index are
+        elif type(y) is list and len(y) == 1:
+            label = y[0]
+        else:
+            return None
+        try:
+            key = index.get(label)
+        except TypeError:  # unhashable: the full path says why
+            return None
+        return None if key is None else self._fast_one_key[key]
 
     def _fast_keys(self, y, n_rows):
         """Class keys (indices into ``classes_``) of labels all known, else None."""
