@@ -500,19 +500,22 @@ def _count_fast_inputs(monkeypatch):
 
 
 @pytest.mark.parametrize("cls", CLASSIFIERS)
-def test_one_row_calls_reuse_the_prepared_call(cls, monkeypatch):
+@pytest.mark.parametrize("weighted", [False, True])
+def test_one_row_calls_reuse_the_prepared_call(cls, weighted, monkeypatch):
     X, y = _targets(cls)
+    weights = np.random.RandomState(0).uniform(0.5, 2.0, size=400) if weighted else np.ones(400)
     # past the first rows that AMF keeps (utils.feature_scale)
     model = cls(n_estimators=4, random_state=2).partial_fit(X[:260], y[:260])
     reference = cls(n_estimators=4, random_state=2).partial_fit(X[:260], y[:260])
     calls = _count_fast_inputs(monkeypatch)
     for i in range(260, 360):
-        model.partial_fit(X[i:i + 1], y[i:i + 1])
+        model.partial_fit(X[i:i + 1], y[i:i + 1],
+                          sample_weight=weights[i:i + 1] if weighted else None)
         _predict(model, X[i + 1:i + 2])
     # trees that grow (and units that change) take the fast path again
     assert calls.count(True) < 20
     assert calls.count(False) < 20
-    reference.partial_fit(X[260:360], y[260:360], sample_weight=np.ones(100))
+    reference.partial_fit(X[260:360].tolist(), y[260:360], sample_weight=weights[260:360])
     assert _same(_state(model), _state(reference))
     one_by_one = np.vstack([_predict(model, X[i:i + 1]) for i in range(360, 400)])
     assert np.array_equal(one_by_one, _predict(reference, X[360:400]))
@@ -573,3 +576,23 @@ def test_prepared_calls_take_no_read_only_or_other_rows(cls, monkeypatch):
     model.partial_fit(X[61:62].astype(np.float32), y[61:62])
     model.partial_fit(np.asfortranarray(X[62:64]), y[62:64])
     assert len(calls) == 4  # each went through the fast path's checks
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS)
+@pytest.mark.parametrize("weight", [0.0, np.nan, np.inf, -1.0])
+def test_weights_a_prepared_call_leaves_to_the_fast_path(cls, weight):
+    X, y = _targets(cls)
+    model = cls(n_estimators=3, random_state=0).partial_fit(X[:260], y[:260])
+    twin = cls(n_estimators=3, random_state=0).partial_fit(X[:260], y[:260])
+    for i in range(260, 270):
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+        twin.partial_fit(X[i:i + 1].tolist(), y[i:i + 1])
+    if weight == 0.0:  # learns nothing (but the label), as the validated path
+        model.partial_fit(X[270:271], y[270:271], sample_weight=np.array([weight]))
+        twin.partial_fit(X[270:271].tolist(), y[270:271], sample_weight=np.array([weight]))
+    else:
+        before = _state(model)
+        with pytest.raises(ValueError):
+            model.partial_fit(X[270:271], y[270:271], sample_weight=np.array([weight]))
+        assert _same(_state(model), before)
+    assert _same(_state(model), _state(twin))

@@ -255,22 +255,25 @@ class AMFClassifier(ForestClassifierMixin, BaseAMF):
         scikit-learn's validation when nothing it checks can have changed, and
         learns in one compiled call over all trees: same model, same errors.
         """
-        if classes is None and sample_weight is None and self._learn_one_express(X, y):
+        if classes is None and self._learn_one_express(X, y, sample_weight):
             return self
         return self._partial_fit(X, y, sample_weight, classes)
 
-    def _learn_one_express(self, X, y):
-        """Learn one row of a known label through the prepared call of the last
-        one-row call (``BaseAMF._express_learn``); False, with nothing changed,
-        when the call must take the fast path."""
+    def _learn_one_express(self, X, y, sample_weight=None):
+        """Learn one row of a known label (and weight) through the prepared call of
+        the last one-row call (``BaseAMF._express_learn``); False, with nothing
+        changed, when the call must take the fast path."""
         key = self._one_key(y)
-        return key is not None and self._express_learn(X, (key, ONE))
+        if key is None:
+            return False
+        weights = self._one_weight(sample_weight)
+        return weights is not None and self._express_learn(X, (key, weights))
 
     def _partial_fit_fast(self, X, y, weights=None):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``; ``weights``
         from ``_fast_weights``, None for ones); False when the call must take the
         full path (nothing has changed then)."""
-        if weights is None and self._learn_one_express(X, y):
+        if self._learn_one_express(X, y, weights):
             return True
         rows = self._fast_input(X, learning=True)
         if rows is None:

@@ -280,8 +280,7 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             table.addresses, table.sizes, X, units, follow, scaled, keys,
             (ONE if m == 1 else ONES[:m]) if weights is None else weights, targets,
             store.X, store.keys, store.stats, store.n, state["_feature_range"], *tail)
-        if (left_over == 0 and m == 1 and n_threads == 1 and not adapts and weights is None
-                and self._prepares_calls):
+        if left_over == 0 and m == 1 and n_threads == 1 and not adapts and self._prepares_calls:
             state["_fast_scratch"].learn_plan = (
                 learn_forest_rows, table.addresses, table.sizes, units, follow, scaled,
                 store, (store.X, store.keys, store.stats), state["_feature_range"], tail,
@@ -303,8 +302,9 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             self._release_store_if_full()
         return True
 
-    def _express_learn(self, X, keys):
-        """Learn one row of class ``keys`` (a one-row key array) through the call
+    def _express_learn(self, X, keys, weights):
+        """Learn one row of class ``keys`` (a one-row key array) and weight
+        ``weights`` (``_one_weight``) through the call
         that the last one-row fast learning call prepared (``(learn_forest_rows,
         addresses, sizes, units, follow, scaled, store, store arrays,
         feature_range, tail, work, settings)`` then ``utils.fast_path.
@@ -333,7 +333,7 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         if not (flags.c_contiguous and flags.writeable) or not lock.acquire(False):
             return False
         try:
-            left_over = learn_forest_rows(addresses, sizes, X, units, follow, scaled, keys, ONE,
+            left_over = learn_forest_rows(addresses, sizes, X, units, follow, scaled, keys, weights,
                                           _NO_TARGETS, store_X, store_keys, store_stats,
                                           store.n, feature_range, *tail)
             if left_over < 0:
@@ -541,11 +541,19 @@ class BaseMondrianForestClassifier(ForestClassifierMixin, BaseMondrianForest):
         scikit-learn's validation when nothing it checks can have changed, and
         extends all trees in one compiled call: same model, same errors.
         """
-        if classes is None and sample_weight is None:
-            key = self._one_key(y)
-            if key is not None and self._express_learn(X, key):
-                return self
+        if classes is None and self._learn_one_express(X, y, sample_weight):
+            return self
         return self._partial_fit(X, y, sample_weight, classes)
+
+    def _learn_one_express(self, X, y, sample_weight=None):
+        """Learn one row of a known label (and weight) through the prepared call of
+        the last one-row call (``BaseMondrianForest._express_learn``); False, with
+        nothing changed, when the call must take the fast path."""
+        key = self._one_key(y)
+        if key is None:
+            return False
+        weights = self._one_weight(sample_weight)
+        return weights is not None and self._express_learn(X, key, weights)
 
     def _start(self, X, y, sample_weight):
         self._start_model(X.shape[1], len(self.classes_))
@@ -554,10 +562,8 @@ class BaseMondrianForestClassifier(ForestClassifierMixin, BaseMondrianForest):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``; ``weights``
         from ``_fast_weights``, None for ones); False when the call must take the
         full path (nothing has changed then)."""
-        if weights is None:
-            key = self._one_key(y)
-            if key is not None and self._express_learn(X, key):
-                return True
+        if self._learn_one_express(X, y, weights):
+            return True
         rows = self._fast_input(X, learning=True)
         if rows is None:
             return False

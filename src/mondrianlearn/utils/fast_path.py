@@ -404,6 +404,21 @@ class FastPathMixin:
             return None
         return None if key is None else self._fast_one_key[key]
 
+    @staticmethod
+    def _one_weight(sample_weight):
+        """The weight array of a prepared one-row call: :data:`ONE` for None, the
+        array itself if it is a writable C-contiguous float64 array of one
+        positive finite weight, else None (the fast path then decides)."""
+        if sample_weight is None:
+            return ONE
+        if (type(sample_weight) is not np.ndarray or sample_weight.shape != (1,)
+                or sample_weight.dtype is not _FLOAT64):
+            return None
+        flags = sample_weight.flags
+        if not (flags.c_contiguous and flags.writeable and 0.0 < sample_weight[0] < np.inf):
+            return None  # NaN fails too
+        return sample_weight
+
     def _fast_keys(self, y, n_rows):
         """Class keys (indices into ``classes_``) of labels all known, else None."""
         if type(y) is np.ndarray:
