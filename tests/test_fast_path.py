@@ -499,7 +499,7 @@ def _count_fast_inputs(monkeypatch):
     return calls
 
 
-@pytest.mark.parametrize("cls", CLASSIFIERS)
+@pytest.mark.parametrize("cls", CLASSIFIERS + [AMFRegressor])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_one_row_calls_reuse_the_prepared_call(cls, weighted, monkeypatch):
     X, y = _targets(cls)
@@ -517,7 +517,7 @@ def test_one_row_calls_reuse_the_prepared_call(cls, weighted, monkeypatch):
     assert calls.count(False) < 20
     reference.partial_fit(X[260:360].tolist(), y[260:360], sample_weight=weights[260:360])
     assert _same(_state(model), _state(reference))
-    one_by_one = np.vstack([_predict(model, X[i:i + 1]) for i in range(360, 400)])
+    one_by_one = np.concatenate([_predict(model, X[i:i + 1]) for i in range(360, 400)])
     assert np.array_equal(one_by_one, _predict(reference, X[360:400]))
 
 
@@ -596,3 +596,24 @@ def test_weights_a_prepared_call_leaves_to_the_fast_path(cls, weight):
             model.partial_fit(X[270:271], y[270:271], sample_weight=np.array([weight]))
         assert _same(_state(model), before)
     assert _same(_state(model), _state(twin))
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + [AMFRegressor])
+def test_calls_on_rows_in_the_models_units_are_not_prepared(cls):
+    # The river adapters hand over checked rows; a regressor's validated prediction
+    # puts them in its units first. A call on rows in the model's units must not
+    # leave a call prepared for rows in the caller's units.
+    X, y = _widening(cls, n=400)
+    model = cls(n_estimators=3, random_state=0).partial_fit(X[:300], y[:300])
+    assert not np.array_equal(model.feature_scale_, np.ones(3))
+    # both loaded, so that their trees have the same room and grow alike
+    model, fresh = (pickle.loads(pickle.dumps(model)) for _ in range(2))
+    for i in range(300, 320):
+        row = np.ascontiguousarray(X[i:i + 1])
+        checked = (model._predict_proba_validated(row) if cls in CLASSIFIERS
+                   else model._predict_validated(row))
+        assert np.array_equal(checked, _predict(model, row))
+        assert np.array_equal(_predict(model, row), _predict(fresh, row))
+        model._partial_fit_validated(row, y[i:i + 1])
+        fresh.partial_fit(row.tolist(), y[i:i + 1])
+    assert _same(_state(model), _state(fresh))

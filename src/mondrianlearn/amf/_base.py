@@ -197,9 +197,10 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
             left_over = learn_forest(table.addresses, table.sizes, X, units, follow, scaled,
                                      *data, *tail)
             if left_over == 0 and n_rows == 1 and self._prepares_calls:
-                scratch.learn_plan = (
-                    learn_forest, table.addresses, table.sizes, units, follow, scaled, tail,
-                    work) + self._plan_tail(X, trees, state.get("_units"))
+                plan_tail = self._plan_tail(X, trees, units)
+                if plan_tail is not None:
+                    scratch.learn_plan = (learn_forest, table.addresses, table.sizes, units,
+                                          follow, scaled, tail, work) + plan_tail
         else:
             left_over = self._learn_in_threads(learn_forest, table, rows, scaled, data, work,
                                                n_threads)
@@ -320,9 +321,10 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
             status = predict_forest(table.addresses, table.sizes, X, units, scaled, *head,
                                     out, *tail)
             if status == 1 and n_rows == 1 and self._prepares_calls:
-                scratch.predict_plan = (
-                    predict_forest, table.addresses, table.sizes, units, scaled, head, tail,
-                    out.shape) + self._plan_tail(X, self.trees_, state.get("_units"))
+                plan_tail = self._plan_tail(X, self.trees_, units)
+                if plan_tail is not None:
+                    scratch.predict_plan = (predict_forest, table.addresses, table.sizes,
+                                            units, scaled, head, tail, out.shape) + plan_tail
             if status >= 0:
                 return out if status == 1 else None
             del work["predict"]  # a tree outgrew the work arrays

@@ -193,6 +193,8 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
     >>> mean, std = reg.predict(X[:3], return_std=True)
     """
 
+    _prepares_calls = True  # one-row calls (utils.fast_path)
+
     _fast_stats = ("total", "mean", "sq_dev", "log_weight", "log_weight_tree")  # table columns
     _oldest_state_format = 2  # running target moments and per-node sq_dev (persistence)
 
@@ -257,12 +259,40 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         scikit-learn's validation when nothing it checks can have changed, and
         learns in one compiled call over all trees: same model, same errors.
         """
+        if self._learn_one_express(X, y, sample_weight):
+            return self
         return self._partial_fit(X, y, sample_weight)
+
+    def _learn_one_express(self, X, y, sample_weight=None):
+        """Learn one row (and weight) through the prepared call of the last one-row
+        call (``BaseAMF._express_learn``), its target's key and offset made as
+        ``_partial_fit_fast`` makes them; False, with nothing changed, when the
+        call must take the fast path."""
+        scratch = self.__dict__.get("_fast_scratch")
+        if scratch is None or scratch.learn_plan is None:
+            return False
+        if type(y) is np.ndarray:
+            if y.shape != (1,) or y.dtype.kind not in "fiu":
+                return False
+        elif type(y) is not list or len(y) != 1 or type(y[0]) not in (float, int):
+            return False
+        weights = self._one_weight(sample_weight)
+        if weights is None:
+            return False
+        target = np.array(y, dtype=np.float64)
+        target += 0.0  # -0.0 -> 0.0, so equal targets share a key (``_target_keys``)
+        z = target - self._y_offset
+        if _outside_target_range(abs(z[0])):  # NaN is refused by the kernel
+            return False
+        return self._express_learn(X, (target.view(np.int64), z, weights, np.empty(1),
+                                       np.empty(1)))
 
     def _partial_fit_fast(self, X, y, weights=None):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``; ``weights``
         from ``_fast_weights``, None for ones); False when the call must take the
         full path (nothing has changed then)."""
+        if self._learn_one_express(X, y, weights):
+            return True
         rows = self._fast_input(X, learning=True)
         if rows is None:
             return False
@@ -411,6 +441,12 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
             Only when ``return_std`` is true.
         """
         return self._predict(X, return_std)
+
+    def _express_mean(self, X):
+        """The mean of one row through the prepared prediction call
+        (``utils.fast_path.FastPathMixin._express_predict``), or None."""
+        value = self._express_predict(X)
+        return None if value is None else self._y_offset + value
 
     def _predict_mean_fast(self, X, units=NO_UNITS):
         """All trees in one compiled call (see ``utils.fast_path``; ``X`` read in

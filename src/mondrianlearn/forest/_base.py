@@ -280,11 +280,14 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             table.addresses, table.sizes, X, units, follow, scaled, keys,
             (ONE if m == 1 else ONES[:m]) if weights is None else weights, targets,
             store.X, store.keys, store.stats, store.n, state["_feature_range"], *tail)
+        plan_tail = None
         if left_over == 0 and m == 1 and n_threads == 1 and not adapts and self._prepares_calls:
+            plan_tail = self._plan_tail(X, trees, units)
+        if plan_tail is not None:
             state["_fast_scratch"].learn_plan = (
                 learn_forest_rows, table.addresses, table.sizes, units, follow, scaled,
                 store, (store.X, store.keys, store.stats), state["_feature_range"], tail,
-                work, settings) + self._plan_tail(X, trees, state.get("_units"))
+                work, settings) + plan_tail
         if left_over == 0 and n_threads > 1:
             left_over = self._extend_in_threads(table, store, ids, work, settings, n_threads)
         if left_over < 0:

@@ -421,10 +421,18 @@ class ForestRegressorMixin(RegressorMixin):
     def _learn_labels(self, y):
         """Targets add nothing to a regressor beyond the rows they label."""
 
+    def _express_mean(self, X):
+        """The mean of one row through a prepared call (``utils.fast_path``), or
+        None: for regressors that prepare them."""
+        return None
+
     def _predict(self, X, return_std):
         """``predict``: the mean in one compiled call when the call qualifies, else
         the checked rows (``_predict_validated``)."""
         if not return_std:
+            mean = self._express_mean(X)
+            if mean is not None:
+                return mean
             rows = self._fast_input(X)
             if rows is not None:
                 mean = self._predict_mean_fast(rows[0], rows[1])

@@ -113,9 +113,8 @@ class FastPathMixin:
 
     _prepares_calls = False
     """Whether one-row fast calls leave their compiled call prepared for the next
-    (:meth:`_plan_tail`): the classifiers of AMF and of Mondrian forests, for
-    learning and prediction. (A regressor adds its target offset to what its
-    kernel gives, and learns its targets' moments beside it.)"""
+    (:meth:`_plan_tail`): AMF's classifier and regressor and the Mondrian forest
+    classifier, for learning and prediction."""
 
     _fast_weighted = False
     """Whether the fast path of ``partial_fit`` takes ``sample_weight``
@@ -164,9 +163,10 @@ class FastPathMixin:
 
     # ------------------------------------------------------- prepared calls
     def _plan_tail(self, X, trees, units):
-        """The last six items of a prepared call made by a call on ``X``, with
-        ``units`` the model's units (``_units``): ``(shape, trees, units, stamp,
-        stamps, lock)``.
+        """The last six items of a prepared call made by a call on ``X`` whose
+        kernel read the rows in ``units``: ``(shape, trees, model's units, stamp,
+        stamps, lock)``; or None when the call may not be prepared (its rows were
+        not in the caller's units: ``units`` is not the model's).
 
         A fast call of one row that went through without Python's help (no tree
         grown, one thread, no drift adaptation) leaves its compiled call prepared
@@ -184,7 +184,11 @@ class FastPathMixin:
         """
         from ..engine.tree import LAST_STAMP
 
-        return (X.shape, trees, units, LAST_STAMP[0], LAST_STAMP, self._fast_scratch.lock)
+        model_units = self.__dict__.get("_units")
+        if units is not (NO_UNITS if model_units is None else model_units):
+            return None
+        return (X.shape, trees, model_units, LAST_STAMP[0], LAST_STAMP,
+                self._fast_scratch.lock)
 
     def _express_predict(self, X):
         """The prediction of one row through the call that the last one-row fast
