@@ -321,6 +321,31 @@ def test_new_feature_units_rescale_the_background_trees():
     assert model.feature_scale_[1] == 64.0
 
 
+@pytest.mark.parametrize("Est, task", CASES)
+def test_new_units_re_sample_the_trees_while_every_tree_holds_every_row(Est, task):
+    """Until a tree starts later than the others (the first challenger, or a
+    replacement), new feature units re-sample the trees on the stored points, as
+    the stationary forest does: with no event at all, the two forests are the
+    same, bit for bit; after the first challenger, units rescale the trees."""
+    X, y = _stream(task, n=600, change=600, scales=(1.0, 100.0, 0.01))
+    X[:, 1] *= np.linspace(1.0, 16.0, 600)  # the unit of feature 1 doubles late too
+    quiet = {"first_challenge": -1, "warning_delta": 1e-9, "drift_delta": 1e-9}
+    stationary = Est(n_estimators=3, random_state=2)
+    adaptive = Est(n_estimators=3, random_state=2, drift=quiet)
+    default = Est(n_estimators=3, random_state=2, drift="adwin")
+    out = _out(stationary)
+    for i in range(600):
+        for model in (stationary, adaptive, default):
+            model.partial_fit(X[i:i + 1], y[i:i + 1])
+        if i < 90:  # before the first challenger (first_challenge: 100)
+            assert_array_equal(getattr(default, out)(X[:50]), getattr(stationary, out)(X[:50]))
+    assert len(adaptive.drift_events_) == 0
+    assert_array_equal(getattr(adaptive, out)(X), getattr(stationary, out)(X))
+    assert default._drift_state.n_events > 0  # challengers started: rescaled since
+    assert default.feature_scale_[1] == stationary.feature_scale_[1]
+    assert np.all(np.isfinite(getattr(default, out)(X)))
+
+
 def test_switching_drift_off_after_learning_with_it_is_an_error():
     X, y = _stream("c", n=600, change=300)
     model = MondrianForestClassifier(n_estimators=3, random_state=0, drift="adwin")

@@ -31,9 +31,10 @@ from ._adaptive import (
                         move_background_origin,
                         predict_fast,
                         rows_for,
+                        trees_hold_every_row,
 )
 from ._plot import drift_event_markers, mark_drift_events
 
 __all__ = ["DEFAULTS", "EVENTS_DTYPE", "drift_settings", "foreground_weights", "learn",
            "learn_fast", "learn_points", "move_background_origin", "predict_fast",
-           "rows_for", "drift_event_markers", "mark_drift_events"]
+           "rows_for", "trees_hold_every_row", "drift_event_markers", "mark_drift_events"]

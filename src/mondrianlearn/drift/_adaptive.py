@@ -457,6 +457,21 @@ def _sync(model, state, n_features):
         state._synced_units = units
 
 
+def trees_hold_every_row(model):
+    """Whether every tree of a drift-adaptive Mondrian forest holds every point of
+    its store, as a stationary forest's do: no drift state yet, or every
+    foreground tree learned from the first row on, no background tree holds a
+    node and the store has dropped no point. New feature units may then re-sample
+    the trees on the stored points, as they do without drift adaptation
+    (``utils.feature_scale``; before the first challenger starts, about the first
+    ``first_challenge`` rows)."""
+    state = model.__dict__.get("_drift_state")
+    if state is None:
+        return True
+    return (state.store_offset == 0 and not state.born[: state.n_trees].any()
+            and all(tree.n_nodes == 0 for tree in state.background))
+
+
 def foreground_weights(state, n_features):
     """The feature weights of the foreground trees, shape ``(n_trees, n_features)``:
     those of ``state`` and 1 for features it has not seen yet (river's new

@@ -153,9 +153,10 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         """New feature units (``utils.feature_scale``) re-sample the trees on the
         stored points, except under a node budget, where trees grow point by point
         (in ``fit`` too) and are rescaled in place, so that ``fit`` still equals
-        ``partial_fit`` over any mini-batches, and with drift adaptation, whose
-        trees started at different rows (see :mod:`mondrianlearn.drift`)."""
-        return self._max_nodes_value() >= UNBOUNDED and not self._adapts_to_drift()
+        ``partial_fit`` over any mini-batches. With drift adaptation, only while
+        every tree holds every stored point (``_can_resample``): trees that started
+        at different rows are rescaled in place (see :mod:`mondrianlearn.drift`)."""
+        return self._max_nodes_value() >= UNBOUNDED
 
     def _check_structure(self):
         """Also refuse a node budget that would let a tree grow again after the
@@ -174,8 +175,12 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
                 f"{min(stuck) + 1}, or call fit to start anew with the new budget.")
 
     def _can_resample(self):
-        """Whether the store holds every point the trees learned (not released)."""
-        return all(t.keep_samples for t in self.trees_)
+        """Whether the store holds every point the trees learned (not released), and
+        every tree every stored point (with drift adaptation, until a tree starts
+        later than the others: ``drift.trees_hold_every_row``)."""
+        if not all(t.keep_samples for t in self.trees_):
+            return False
+        return not self._adapts_to_drift() or drift_module().trees_hold_every_row(self)
 
     def _resample_trees(self):
         """Sample every tree afresh, in batch, on the stored points (each tree goes on

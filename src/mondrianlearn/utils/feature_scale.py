@@ -595,6 +595,10 @@ class FeatureScaleMixin:
         if not resample:
             return self._learn_pieces(X, y, sample_weight, low, high, per_row, starts)
         resample = self._can_resample()
+        if not resample:
+            # (drift adaptation: a tree started later than the others) a pending
+            # re-sampling will not come
+            self._units_due = NOT_DUE
         first_seen = self.n_samples_seen_
         position = 0
         while position < n:
