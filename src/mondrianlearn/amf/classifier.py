@@ -259,16 +259,6 @@ class AMFClassifier(ForestClassifierMixin, BaseAMF):
             return self
         return self._partial_fit(X, y, sample_weight, classes)
 
-    def _learn_one_express(self, X, y, sample_weight=None):
-        """Learn one row of a known label (and weight) through the prepared call of
-        the last one-row call (``BaseAMF._express_learn``); False, with nothing
-        changed, when the call must take the fast path."""
-        key = self._one_key(y)
-        if key is None:
-            return False
-        weights = self._one_weight(sample_weight)
-        return weights is not None and self._express_learn(X, (key, weights))
-
     def _partial_fit_fast(self, X, y, weights=None):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``; ``weights``
         from ``_fast_weights``, None for ones); False when the call must take the

@@ -310,9 +310,9 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             self._release_store_if_full()
         return True
 
-    def _express_learn(self, X, keys, weights):
-        """Learn one row of class ``keys`` (a one-row key array) and weight
-        ``weights`` (``_one_weight``) through the call
+    def _express_learn(self, X, data):
+        """Learn one row of class and weight ``data = (keys, weights)`` (a one-row
+        key array, and ``_one_weight``'s array) through the call
         that the last one-row fast learning call prepared (``(learn_forest_rows,
         addresses, sizes, units, follow, scaled, store, store arrays,
         feature_range, tail, work, settings)`` then ``utils.fast_path.
@@ -329,6 +329,7 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
          feature_range, tail, work, settings, shape, trees, model_units, stamp, stamps,
          lock) = scratch.learn_plan
         store_X, store_keys, store_stats = arrays
+        keys, weights = data
         if (X.shape != shape or X.dtype is not _FLOAT64 or stamps[0] != stamp
                 or state["trees_"] is not trees or state.get("_units") is not model_units
                 or "_fast_params" not in state or state["_feature_range"] is not feature_range
@@ -552,16 +553,6 @@ class BaseMondrianForestClassifier(ForestClassifierMixin, BaseMondrianForest):
         if classes is None and self._learn_one_express(X, y, sample_weight):
             return self
         return self._partial_fit(X, y, sample_weight, classes)
-
-    def _learn_one_express(self, X, y, sample_weight=None):
-        """Learn one row of a known label (and weight) through the prepared call of
-        the last one-row call (``BaseMondrianForest._express_learn``); False, with
-        nothing changed, when the call must take the fast path."""
-        key = self._one_key(y)
-        if key is None:
-            return False
-        weights = self._one_weight(sample_weight)
-        return weights is not None and self._express_learn(X, key, weights)
 
     def _start(self, X, y, sample_weight):
         self._start_model(X.shape[1], len(self.classes_))

@@ -24,6 +24,14 @@ With ``n_jobs`` above 1, a learning call of enough rows and trees
 (``utils.parallel.FAST_THREADS_MIN_WORK``) runs in that many threads, each a
 contiguous part of the trees in the same compiled kernel (Mondrian forests and AMF).
 
+A call of one row that went through the fast path without Python's help (no tree
+grown, one thread, no drift adaptation) leaves its compiled call prepared for the next
+one (``FastScratch.learn_plan`` and ``predict_plan``; :meth:`FastPathMixin._plan_tail`
+says when one may be made again): the classifiers and ``AMFRegressor`` then learn or
+predict a row with a handful of checks and the compiled call, skipping the Python calls
+of the fast path, which they take again whenever something the call was prepared from
+changed.
+
 Whatever does not qualify goes through the full path, which gives the same result
 or the same error. The values themselves (finite, range within float64) are checked
 by the compiled call before it changes anything: on refusal the call falls back to
@@ -387,6 +395,17 @@ class FastPathMixin:
             copy = classes.copy() if type(classes) is np.ndarray else type(classes)(classes)
             self._fast_seen_classes = (copy, known)
         return same
+
+    def _learn_one_express(self, X, y, sample_weight=None):
+        """Learn one row of a known label (and weight) through the prepared call of
+        the last one-row call (``_express_learn(X, (keys, weights))`` of the model
+        family, for classifiers); False, with nothing changed, when the call must
+        take the fast path."""
+        key = self._one_key(y)
+        if key is None:
+            return False
+        weights = self._one_weight(sample_weight)
+        return weights is not None and self._express_learn(X, (key, weights))
 
     def _one_key(self, y):
         """The class key array of a one-row ``y`` of a known label (shared, read
