@@ -312,15 +312,14 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
 
     def _express_learn(self, X, data):
         """Learn one row of class and weight ``data = (keys, weights)`` (a one-row
-        key array, and ``_one_weight``'s array) through the call
-        that the last one-row fast learning call prepared (``(learn_forest_rows,
-        addresses, sizes, units, follow, scaled, store, store arrays,
-        feature_range, tail, work, settings)`` then ``utils.fast_path.
-        FastPathMixin._plan_tail``). Returns False, with nothing changed, when the
-        call must take the fast path: no call is prepared or it is out of date
-        (also: the sample store replaced its arrays or is full), the units have
-        work pending, or the kernel refused the row. (Written out in one function:
-        it runs on every call of one row.)"""
+        key array, and ``_one_weight``'s array) through the call that the last
+        one-row fast learning call prepared (``(learn_forest_rows, addresses, sizes,
+        units, follow, scaled, store, store arrays, feature_range, tail, work,
+        settings)`` then ``utils.fast_path.FastPathMixin._plan_tail``). Returns
+        False, with nothing changed, when the call must take the fast path: no call
+        is prepared or it is out of date (also: the sample store replaced its arrays
+        or is full), the units have work pending, or the kernel refused the row.
+        (Written out in one function: it runs on every call of one row.)"""
         state = self.__dict__
         scratch = state.get("_fast_scratch")
         if scratch is None or scratch.learn_plan is None or type(X) is not np.ndarray:
@@ -342,9 +341,9 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         if not (flags.c_contiguous and flags.writeable) or not lock.acquire(False):
             return False
         try:
-            left_over = learn_forest_rows(addresses, sizes, X, units, follow, scaled, keys, weights,
-                                          _NO_TARGETS, store_X, store_keys, store_stats,
-                                          store.n, feature_range, *tail)
+            left_over = learn_forest_rows(addresses, sizes, X, units, follow, scaled, keys,
+                                          weights, _NO_TARGETS, store_X, store_keys,
+                                          store_stats, store.n, feature_range, *tail)
             if left_over < 0:
                 return False
             store.n += 1
