@@ -197,10 +197,10 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
             left_over = learn_forest(table.addresses, table.sizes, X, units, follow, scaled,
                                      *data, *tail)
             if left_over == 0 and n_rows == 1 and self._prepares_calls:
-                plan_tail = self._plan_tail(X, trees, units)
-                if plan_tail is not None:
-                    scratch.learn_plan = (learn_forest, table.addresses, table.sizes, units,
-                                          follow, scaled, tail, work) + plan_tail
+                check = self._plan_check(X, trees, units)
+                if check is not None:
+                    scratch.learn_plan = ((learn_forest, table.addresses, table.sizes, units,
+                                           follow, scaled, tail, work), check)
         else:
             left_over = self._learn_in_threads(learn_forest, table, rows, scaled, data, work,
                                                n_threads)
@@ -227,33 +227,30 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
 
     def _express_learn(self, X, data):
         """Learn one row through the call that the last one-row fast learning call
-        prepared (``(learn_forest, addresses, sizes, units, follow, scaled, tail,
-        work)`` then ``utils.fast_path.FastPathMixin._plan_tail``), with ``data``
-        the kernel's arguments after the rows (labels and weights, as
+        prepared (``call = (learn_forest, addresses, sizes, units, follow, scaled,
+        tail, work)``; see ``utils.fast_path.FastPathMixin._plan_check``), with
+        ``data`` the kernel's arguments after the rows (labels and weights, as
         ``_learn_fast`` takes them). Returns False, with nothing changed, when the
         call must take the fast path: no call is prepared or it is out of date, the
         units have work pending, or the kernel refused the row (for the fast path
-        to say why, or to move the units). (Written out in one function: it runs on
-        every call of one row.)"""
+        to say why, or to move the units)."""
         state = self.__dict__
         scratch = state.get("_fast_scratch")
-        if scratch is None or scratch.learn_plan is None or type(X) is not np.ndarray:
+        plan = None if scratch is None else scratch.learn_plan
+        if plan is None:
             return False
-        (learn_forest, addresses, sizes, units, follow, scaled, tail, work,
-         shape, trees, model_units, stamp, stamps, lock) = scratch.learn_plan
-        if (X.shape != shape or X.dtype is not _FLOAT64 or stamps[0] != stamp
-                or state["trees_"] is not trees or state.get("_units") is not model_units
-                or "_fast_params" not in state or state["_feature_range"] is not tail[0]
-                or "_first_rows" in state
+        learn_forest, addresses, sizes, units, follow, scaled, tail, work = plan[0]
+        if (state["_feature_range"] is not tail[0] or "_first_rows" in state
                 or (follow and state["n_samples_seen_"] >= state["_units_due"])):
             return False
-        flags = X.flags
-        if not (flags.c_contiguous and flags.writeable) or not lock.acquire(False):
+        lock = self._claim_plan(X, plan[1])
+        if lock is None:
             return False
         try:
             left_over = learn_forest(addresses, sizes, X, units, follow, scaled, *data, *tail)
             if left_over > 0:
-                self._finish_trees(trees, scaled if units.shape[1] else X, data, work, 1)
+                self._finish_trees(state["trees_"], scaled if units.shape[1] else X, data,
+                                   work, 1)
         finally:
             lock.release()
         if left_over < 0:
@@ -321,10 +318,10 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
             status = predict_forest(table.addresses, table.sizes, X, units, scaled, *head,
                                     out, *tail)
             if status == 1 and n_rows == 1 and self._prepares_calls:
-                plan_tail = self._plan_tail(X, self.trees_, units)
-                if plan_tail is not None:
-                    scratch.predict_plan = (predict_forest, table.addresses, table.sizes,
-                                            units, scaled, head, tail, out.shape) + plan_tail
+                check = self._plan_check(X, self.trees_, units)
+                if check is not None:
+                    scratch.predict_plan = ((predict_forest, table.addresses, table.sizes,
+                                             units, scaled, head, tail, out.shape), check)
             if status >= 0:
                 return out if status == 1 else None
             del work["predict"]  # a tree outgrew the work arrays
@@ -434,5 +431,3 @@ def _learn_work(n_features, trees):
 
 _NO_SAMPLES = np.empty(0, dtype=np.int64)
 """``no_samples`` of the learning kernels: AMF leaves keep no point ids."""
-
-_FLOAT64 = np.dtype(np.float64)

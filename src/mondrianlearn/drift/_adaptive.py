@@ -54,8 +54,8 @@ re-sampled from them), so the choices differ:
   stored row (:func:`trees_hold_every_row`: before the first challenger starts);
   after that they rescale the trees in place, the background trees included
   (sampling trees started at different rows afresh on all stored points would undo
-  the adaptation). On satimage's raw features, rescaling from the first rows on
-  cost 0.38-0.50 points against the stationary forest, with no event at all;
+  the adaptation). Rescaling from the first rows on cost 0.50 points against the
+  stationary forest on satimage's raw features (``benchmarks/bench_drift.py``);
 - the forest's own ``bootstrap`` is its online bagging (the ``bagging`` setting
   is AMF's).
 

@@ -52,8 +52,6 @@ _MAX_SCALED_TARGET = 1e100
 """Regression targets are stored centred and scaled; a batch whose scaled targets
 exceed this is rescaled first, so that their squares cannot overflow."""
 
-_FLOAT64 = np.dtype(np.float64)
-
 
 class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
     """Base of the Mondrian forest estimators and of boosting: trees, the shared
@@ -285,14 +283,14 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             table.addresses, table.sizes, X, units, follow, scaled, keys,
             (ONE if m == 1 else ONES[:m]) if weights is None else weights, targets,
             store.X, store.keys, store.stats, store.n, state["_feature_range"], *tail)
-        plan_tail = None
+        check = None
         if left_over == 0 and m == 1 and n_threads == 1 and not adapts and self._prepares_calls:
-            plan_tail = self._plan_tail(X, trees, units)
-        if plan_tail is not None:
+            check = self._plan_check(X, trees, units)
+        if check is not None:
             state["_fast_scratch"].learn_plan = (
-                learn_forest_rows, table.addresses, table.sizes, units, follow, scaled,
-                store, (store.X, store.keys, store.stats), state["_feature_range"], tail,
-                work, settings) + plan_tail
+                (learn_forest_rows, table.addresses, table.sizes, units, follow, scaled,
+                 store, (store.X, store.keys, store.stats), state["_feature_range"], tail,
+                 work, settings), check)
         if left_over == 0 and n_threads > 1:
             left_over = self._extend_in_threads(table, store, ids, work, settings, n_threads)
         if left_over < 0:
@@ -313,33 +311,29 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
     def _express_learn(self, X, data):
         """Learn one row of class and weight ``data = (keys, weights)`` (a one-row
         key array, and ``_one_weight``'s array) through the call that the last
-        one-row fast learning call prepared (``(learn_forest_rows, addresses, sizes,
-        units, follow, scaled, store, store arrays, feature_range, tail, work,
-        settings)`` then ``utils.fast_path.FastPathMixin._plan_tail``). Returns
+        one-row fast learning call prepared (``call = (learn_forest_rows, addresses,
+        sizes, units, follow, scaled, store, store arrays, feature_range, tail, work,
+        settings)``; see ``utils.fast_path.FastPathMixin._plan_check``). Returns
         False, with nothing changed, when the call must take the fast path: no call
         is prepared or it is out of date (also: the sample store replaced its arrays
-        or is full), the units have work pending, or the kernel refused the row.
-        (Written out in one function: it runs on every call of one row.)"""
+        or is full), the units have work pending, or the kernel refused the row."""
         state = self.__dict__
         scratch = state.get("_fast_scratch")
-        if scratch is None or scratch.learn_plan is None or type(X) is not np.ndarray:
+        plan = None if scratch is None else scratch.learn_plan
+        if plan is None:
             return False
         (learn_forest_rows, addresses, sizes, units, follow, scaled, store, arrays,
-         feature_range, tail, work, settings, shape, trees, model_units, stamp, stamps,
-         lock) = scratch.learn_plan
+         feature_range, tail, work, settings) = plan[0]
         store_X, store_keys, store_stats = arrays
-        keys, weights = data
-        if (X.shape != shape or X.dtype is not _FLOAT64 or stamps[0] != stamp
-                or state["trees_"] is not trees or state.get("_units") is not model_units
-                or "_fast_params" not in state or state["_feature_range"] is not feature_range
-                or state["_store"] is not store or store.X is not store_X
-                or store.keys is not store_keys or store.stats is not store_stats
-                or store.n >= store_X.shape[0]
+        if (state["_feature_range"] is not feature_range or state["_store"] is not store
+                or store.X is not store_X or store.keys is not store_keys
+                or store.stats is not store_stats or store.n >= store_X.shape[0]
                 or (follow and state["n_samples_seen_"] >= state["_units_due"])):
             return False
-        flags = X.flags
-        if not (flags.c_contiguous and flags.writeable) or not lock.acquire(False):
+        lock = self._claim_plan(X, plan[1])
+        if lock is None:
             return False
+        keys, weights = data
         try:
             left_over = learn_forest_rows(addresses, sizes, X, units, follow, scaled, keys,
                                           weights, _NO_TARGETS, store_X, store_keys,
@@ -349,7 +343,7 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             store.n += 1
             state["n_samples_seen_"] += 1  # not a parameter: no __setattr__
             if left_over:
-                self._finish_trees(trees, store, tail[2], settings, work, 1)
+                self._finish_trees(state["trees_"], store, tail[2], settings, work, 1)
             if left_over or settings[4] < UNBOUNDED:  # max_nodes
                 self._release_store_if_full()
         finally:

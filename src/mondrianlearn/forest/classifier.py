@@ -183,13 +183,13 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
             tail = (*self._predict_work(n_features, n_classes, fresh=True), False)
             status = predict_proba_forest(table.addresses, table.sizes, X, units, scaled,
                                           *head, out, *tail)
-        plan_tail = None
+        check = None
         if status == 1 and n_rows == 1 and state.get("_drift_state") is None:
-            plan_tail = self._plan_tail(X, self.trees_, units)
-        if plan_tail is not None:
+            check = self._plan_check(X, self.trees_, units)
+        if check is not None:
             self._fast_scratch.predict_plan = (
-                predict_proba_forest, table.addresses, table.sizes, units, scaled, head,
-                tail, out.shape) + plan_tail
+                (predict_proba_forest, table.addresses, table.sizes, units, scaled, head,
+                 tail, out.shape), check)
         return out if status == 1 else None
 
     def _predict_proba_trees(self, X):

@@ -26,7 +26,7 @@ contiguous part of the trees in the same compiled kernel (Mondrian forests and A
 
 A call of one row that went through the fast path without Python's help (no tree
 grown, one thread, no drift adaptation) leaves its compiled call prepared for the next
-one (``FastScratch.learn_plan`` and ``predict_plan``; :meth:`FastPathMixin._plan_tail`
+one (``FastScratch.learn_plan`` and ``predict_plan``; :meth:`FastPathMixin._plan_check`
 says when one may be made again): the classifiers and ``AMFRegressor`` then learn or
 predict a row with a handful of checks and the compiled call, skipping the Python calls
 of the fast path, which they take again whenever something the call was prepared from
@@ -79,7 +79,7 @@ class FastScratch:
         self.lock = threading.RLock()
         self.learn_plan = None
         """The compiled call of the last one-row fast ``partial_fit``, ready to be
-        made again (see :meth:`FastPathMixin._plan_tail`), or None."""
+        made again (see :meth:`FastPathMixin._plan_check`), or None."""
         self.predict_plan = None
         """The same for the last one-row fast prediction (:meth:`FastPathMixin.
         _express_predict`)."""
@@ -121,7 +121,7 @@ class FastPathMixin:
 
     _prepares_calls = False
     """Whether one-row fast calls leave their compiled call prepared for the next
-    (:meth:`_plan_tail`): AMF's classifier and regressor and the Mondrian forest
+    (:meth:`_plan_check`): AMF's classifier and regressor and the Mondrian forest
     classifier, for learning and prediction."""
 
     _fast_weighted = False
@@ -170,19 +170,19 @@ class FastPathMixin:
         return table if table.refresh(self.trees_) else None
 
     # ------------------------------------------------------- prepared calls
-    def _plan_tail(self, X, trees, units):
-        """The last six items of a prepared call made by a call on ``X`` whose
-        kernel read the rows in ``units``: ``(shape, trees, model's units, stamp,
-        stamps, lock)``; or None when the call may not be prepared (its rows were
-        not in the caller's units: ``units`` is not the model's).
+    def _plan_check(self, X, trees, units):
+        """What a prepared call made on ``X`` is checked against before it is made
+        again (:meth:`_claim_plan`): ``(shape, trees, model's units, stamp, stamps,
+        lock)``; or None when the call may not be prepared (its kernel read the rows
+        in ``units`` that are not the model's: rows already in the model's units).
 
         A fast call of one row that went through without Python's help (no tree
         grown, one thread, no drift adaptation) leaves its compiled call prepared
-        (``FastScratch.learn_plan``, ``predict_plan``): the kernel, the table of the
-        trees' arrays, the work arrays and the settings it was given, then these
-        items. The next call of one row makes it again, without the fast path's
-        Python calls, when ``X`` is a writable C-contiguous float64 array of the
-        same shape and nothing the call was prepared from has changed: the
+        (``FastScratch.learn_plan``, ``predict_plan``: a pair ``(call, check)``,
+        ``call`` the kernel, the table of the trees' arrays, the work arrays and the
+        settings it was given). The next call of one row makes it again, without the
+        fast path's Python calls, when ``X`` is a writable C-contiguous float64 array
+        of the same shape and nothing the call was prepared from has changed: the
         parameters (``set_params`` drops the plans, and so does every call through
         full validation), the list of trees, the model's units, and the arrays of
         any tree (the global stamp of :mod:`~mondrianlearn.engine.tree`, so that
@@ -198,26 +198,34 @@ class FastPathMixin:
         return (X.shape, trees, model_units, LAST_STAMP[0], LAST_STAMP,
                 self._fast_scratch.lock)
 
-    def _express_predict(self, X):
-        """The prediction of one row through the call that the last one-row fast
-        prediction prepared (``(kernel, addresses, sizes, units, scaled, head, tail,
-        out_shape)`` then :meth:`_plan_tail`: the kernel is called as
-        ``kernel(addresses, sizes, X, units, scaled, *head, out, *tail)``), or None:
-        the fast path then decides. (Written out in one function: it runs on every
-        prediction of one row.)"""
+    def _claim_plan(self, X, check):
+        """The lock of a prepared call, acquired, if the call may be made again on
+        ``X`` (``check`` from :meth:`_plan_check`); else None. The caller releases
+        it once the call is made."""
+        shape, trees, model_units, stamp, stamps, lock = check
         state = self.__dict__
-        scratch = state.get("_fast_scratch")
-        if scratch is None or scratch.predict_plan is None or type(X) is not np.ndarray:
-            return None
-        (kernel, addresses, sizes, units, scaled, head, tail, out_shape,
-         shape, trees, model_units, stamp, stamps, lock) = scratch.predict_plan
-        if (X.shape != shape or X.dtype is not _FLOAT64 or stamps[0] != stamp
-                or state["trees_"] is not trees or state.get("_units") is not model_units
-                or "_fast_params" not in state):
+        if (type(X) is not np.ndarray or X.shape != shape or X.dtype is not _FLOAT64
+                or stamps[0] != stamp or state["trees_"] is not trees
+                or state.get("_units") is not model_units or "_fast_params" not in state):
             return None
         flags = X.flags
         if not (flags.c_contiguous and flags.writeable) or not lock.acquire(False):
             return None
+        return lock
+
+    def _express_predict(self, X):
+        """The prediction of one row through the call that the last one-row fast
+        prediction prepared (``call = (kernel, addresses, sizes, units, scaled,
+        head, tail, out_shape)``, made as ``kernel(addresses, sizes, X, units,
+        scaled, *head, out, *tail)``), or None: the fast path then decides."""
+        scratch = self.__dict__.get("_fast_scratch")
+        plan = None if scratch is None else scratch.predict_plan
+        if plan is None:
+            return None
+        lock = self._claim_plan(X, plan[1])
+        if lock is None:
+            return None
+        kernel, addresses, sizes, units, scaled, head, tail, out_shape = plan[0]
         try:
             out = np.zeros(out_shape)
             status = kernel(addresses, sizes, X, units, scaled, *head, out, *tail)
