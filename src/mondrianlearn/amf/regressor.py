@@ -265,9 +265,9 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
 
     def _learn_one_express(self, X, y, sample_weight=None):
         """Learn one row (and weight) through the prepared call of the last one-row
-        call (``BaseAMF._express_learn``), its target's key and offset made as
-        ``_partial_fit_fast`` makes them; False, with nothing changed, when the
-        call must take the fast path."""
+        call (``BaseAMF._express_learn``), its target's key and offset made by
+        ``_target_keys`` as in ``_partial_fit_fast``; False, with nothing changed,
+        when the call must take the fast path."""
         scratch = self.__dict__.get("_fast_scratch")
         if scratch is None or scratch.learn_plan is None:
             return False
@@ -279,13 +279,10 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         weights = self._one_weight(sample_weight)
         if weights is None:
             return False
-        target = np.array(y, dtype=np.float64)
-        target += 0.0  # -0.0 -> 0.0, so equal targets share a key (``_target_keys``)
-        z = target - self._y_offset
+        keys, z = self._target_keys(np.asarray(y, dtype=np.float64))
         if _outside_target_range(abs(z[0])):  # NaN is refused by the kernel
             return False
-        return self._express_learn(X, (target.view(np.int64), z, weights, np.empty(1),
-                                       np.empty(1)))
+        return self._express_learn(X, (keys, z, weights, np.empty(1), np.empty(1)))
 
     def _partial_fit_fast(self, X, y, weights=None):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``; ``weights``
