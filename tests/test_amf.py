@@ -103,6 +103,30 @@ def test_prediction_leaves_model_unchanged_and_ignores_batching(Est, data):
 
 @pytest.mark.parametrize("Est,data", [(AMFClassifier, _classification),
                                       (AMFRegressor, _regression)])
+@pytest.mark.parametrize("n_rows", [2, 5, 60])
+def test_one_row_predictions_over_all_trees_equal_the_batch(Est, data, n_rows):
+    # One row is predicted tree by tree from its leaf cell in one compiled call over
+    # all trees (amf._forest_kernels._leaf_cell_forest); a batch through the
+    # whole-tree or path sums of each tree. With online bagging some trees have seen
+    # no row (the prior) and, after a few rows, others hold a handful of nodes
+    # (a batch takes the whole-tree sums there): the same numbers, bit for bit.
+    X, y = data()
+    est = Est(n_estimators=12, bootstrap=True, random_state=1).partial_fit(X[:n_rows],
+                                                                           y[:n_rows])
+    sizes = [tree.n_nodes for tree in est.trees_]
+    if n_rows == 2:
+        assert 0 in sizes
+    T = np.random.RandomState(7).uniform(-3, 3, size=(30, X.shape[1]))
+    method = est.predict_proba if hasattr(est, "predict_proba") else est.predict
+    rows = np.concatenate([method(T[i:i + 1]) for i in range(len(T))])
+    np.testing.assert_array_equal(rows, method(T))
+    if Est is AMFClassifier and n_rows == 2:
+        # a forest of empty trees and trees of one leaf predicts in [0, 1], rows sum to 1
+        np.testing.assert_allclose(rows.sum(axis=1), 1.0, rtol=1e-12)
+
+
+@pytest.mark.parametrize("Est,data", [(AMFClassifier, _classification),
+                                      (AMFRegressor, _regression)])
 def test_n_jobs_and_seeds(Est, data):
     X, y = data()
     one = Est(n_estimators=5, random_state=3, n_jobs=1).fit(X, y)

@@ -317,7 +317,7 @@ def test_regressor_matches_brute_force_over_prunings(seed, step, scoring, extend
 def test_one_row_leaf_cell_predictions_match_brute_force(seed):
     """A row predicted alone from the leaf cell (``temporary_extension=False``), in a
     tree of more than 12 nodes, takes one pass down the tree with no memo
-    (``_path_sums._leaf_cell_classes``, ``_leaf_cell_value``): the same brute force
+    (``_path_sums.leaf_cell_classes``, ``leaf_cell_value``): the same brute force
     over prunings as a batch, and the batch's prediction bit for bit."""
     n_classes, step, alpha = 3, 1.0, 0.2
     X = _small_stream(seed, 12)

@@ -617,3 +617,46 @@ def test_calls_on_rows_in_the_models_units_are_not_prepared(cls):
         model._partial_fit_validated(row, y[i:i + 1])
         fresh.partial_fit(row.tolist(), y[i:i + 1])
     assert _same(_state(model), _state(fresh))
+
+
+def test_compiled_entry_is_the_dispatchers_compiled_function_for_those_types():
+    from numba import njit
+    from numba.core.dispatcher import Dispatcher
+
+    from mondrianlearn.engine._jit import compiled_entry
+
+    @njit
+    def add(a, b, k):
+        return a[0] + b[0, 0] + k
+
+    args = (np.ones(2), np.full((1, 1), 2.0), 3)
+    assert compiled_entry(add, args) is add  # nothing compiled yet: the dispatcher
+    assert add(*args) == 6.0
+    entry = compiled_entry(add, args)
+    assert not isinstance(entry, Dispatcher)
+    assert entry(np.full(2, 5.0), np.zeros((1, 1)), 1) == 6.0
+    assert compiled_entry(add, args) is entry  # remembered
+    # other types (a read-only array, a float, an object without a type): the dispatcher
+    frozen = np.ones(2)
+    frozen.flags.writeable = False
+    assert compiled_entry(add, (frozen, args[1], 3)) is add
+    assert compiled_entry(add, (args[0], args[1], 3.0)) is add
+    assert compiled_entry(add, (args[0], args[1], object())) is add
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + [AMFRegressor])
+def test_prepared_calls_skip_the_dispatcher(cls):
+    # A prepared call holds the kernel's compiled function for the types of its
+    # arguments (engine._jit.compiled_entry), not numba's dispatcher, which would
+    # work out those types again on every call.
+    from numba.core.dispatcher import Dispatcher
+
+    X, y = _targets(cls)
+    model = cls(n_estimators=3, random_state=0).partial_fit(X[:260], y[:260])
+    for i in range(260, 270):
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+        _predict(model, X[i:i + 1])
+    scratch = model._fast_scratch
+    for plan in (scratch.learn_plan, scratch.predict_plan):
+        assert plan is not None
+        assert not isinstance(plan[0][0], Dispatcher)

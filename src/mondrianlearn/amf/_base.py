@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..engine._jit import compiled_entry
 from ..engine.layout import RENUMBER_FROM_NODES
 from ..engine.storage import learn_rows
 from ..engine.tree import TreeState
@@ -194,13 +195,14 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
         n_threads = fast_path_threads(self.n_jobs, n_rows, len(trees))
         if n_threads == 1:
             tail = (state["_feature_range"], *state["_fast_args"], *work, False)
-            left_over = learn_forest(table.addresses, table.sizes, X, units, follow, scaled,
-                                     *data, *tail)
+            args = (table.addresses, table.sizes, X, units, follow, scaled, *data, *tail)
+            left_over = learn_forest(*args)
             if left_over == 0 and n_rows == 1 and self._prepares_calls:
                 check = self._plan_check(X, trees, units)
                 if check is not None:
-                    scratch.learn_plan = ((learn_forest, table.addresses, table.sizes, units,
-                                           follow, scaled, tail, work), check)
+                    scratch.learn_plan = ((compiled_entry(learn_forest, args), table.addresses,
+                                           table.sizes, units, follow, scaled, tail, work),
+                                          check)
         else:
             left_over = self._learn_in_threads(learn_forest, table, rows, scaled, data, work,
                                                n_threads)
@@ -315,13 +317,14 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
                     prediction_work(_with_headroom(self.trees_), n_features,
                                     max(n_outputs, 1)))
             head, tail = state["_fast_predict_args"], (*cached[1], False)
-            status = predict_forest(table.addresses, table.sizes, X, units, scaled, *head,
-                                    out, *tail)
+            args = (table.addresses, table.sizes, X, units, scaled, *head, out, *tail)
+            status = predict_forest(*args)
             if status == 1 and n_rows == 1 and self._prepares_calls:
                 check = self._plan_check(X, self.trees_, units)
                 if check is not None:
-                    scratch.predict_plan = ((predict_forest, table.addresses, table.sizes,
-                                             units, scaled, head, tail, out.shape), check)
+                    scratch.predict_plan = ((compiled_entry(predict_forest, args),
+                                             table.addresses, table.sizes, units, scaled, head,
+                                             tail, out.shape), check)
             if status >= 0:
                 return out if status == 1 else None
             del work["predict"]  # a tree outgrew the work arrays

@@ -33,10 +33,11 @@ from ..engine.tree_table import (
     float_vector_at,
     rng_at,
     tree_at,
+    walk_at,
 )
 from ..utils.feature_scale import rows_in_units, to_units
 from ._kernels import _learn_classifier_rows, _learn_regressor_rows, target_moments
-from ._path_sums import _proba_rows, _value_rows, _whole_tree
+from ._path_sums import _proba_rows, _value_rows, _whole_tree, leaf_cell_classes, leaf_cell_value
 
 STATS_CLASSIFIER = ("counts", "total", "log_weight", "log_weight_tree")
 STATS_REGRESSOR = ("total", "mean", "sq_dev", "log_weight", "log_weight_tree")
@@ -243,6 +244,29 @@ def _fits(addresses, sizes, done):
     return True
 
 
+@kernel
+def _leaf_cell_forest(addresses, sizes, x, n_classes, dirichlet, scale, out, row):
+    """``predict_proba_forest`` for one row predicted by its leaf cells
+    (``_path_sums.leaf_cell_classes`` per tree, the one-row case of ``_proba_rows``,
+    called with the arrays it reads only: one row's walks cost less than setting
+    up the batch path's per-tree call)."""
+    for t in range(addresses.shape[0]):
+        left, right, feature, threshold, root, n_nodes = walk_at(addresses, sizes, t)
+        if n_nodes == 0:  # no row seen yet (online bagging): the prior
+            for k in range(out.shape[0]):
+                out[k] += scale / n_classes
+            continue
+        capacity = sizes[t, SIZE_NODES]
+        leaf_cell_classes(left, right, feature, threshold, root, n_nodes, x,
+                          float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_classes),
+                          float_vector_at(addresses, t, COLUMN_STATS + 1, capacity),
+                          float_vector_at(addresses, t, COLUMN_STATS + 2, capacity),
+                          float_vector_at(addresses, t, COLUMN_STATS + 3, capacity),
+                          dirichlet, row)
+        for k in range(n_classes):
+            out[k] += scale * row[k]
+
+
 @kernel(allocates=True)
 def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, dirichlet,
                          aggregate, extend, scale, out, floats, ints, done, excess, weights,
@@ -267,6 +291,9 @@ def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, dirichle
         return 0
     if not _fits(addresses, sizes, done) or row.shape[0] < n_classes:
         return -1  # work arrays made for fewer nodes or classes
+    if X.shape[0] == 1 and aggregate and not extend:
+        _leaf_cell_forest(addresses, sizes, X[0], n_classes, dirichlet, scale, out[0], row)
+        return 1
     work = _work(floats, ints, done, excess, weights)
     n_features = X.shape[1]
     for t in range(addresses.shape[0]):
@@ -306,10 +333,23 @@ def predict_value_forest(addresses, sizes, X, units, scaled, moments, aggregate,
         return 0
     if not _fits(addresses, sizes, done):
         return -1
+    prior = moments[1]
+    if X.shape[0] == 1 and aggregate and not extend:
+        for t in range(addresses.shape[0]):  # _leaf_cell_forest for a scalar forecast
+            left, right, feature, threshold, root, n_nodes = walk_at(addresses, sizes, t)
+            if n_nodes == 0:
+                out[0] += scale * prior
+                continue
+            capacity = sizes[t, SIZE_NODES]
+            out[0] += scale * leaf_cell_value(
+                left, right, feature, threshold, root, n_nodes, X[0],
+                float_vector_at(addresses, t, COLUMN_STATS + 1, capacity),
+                float_vector_at(addresses, t, COLUMN_STATS + 3, capacity),
+                float_vector_at(addresses, t, COLUMN_STATS + 4, capacity))
+        return 1
     work = _work(floats, ints, done, excess, weights)
     n_features = X.shape[1]
     no_depths = np.empty(0)
-    prior = moments[1]
     for t in range(addresses.shape[0]):
         tree = tree_at(addresses, sizes, t, n_features)
         capacity = sizes[t, SIZE_NODES]

@@ -115,7 +115,7 @@ def _share_cut_leaf(total, log_weight, log_weight_tree, leaf, sibling, share):
     log_weight_tree[sibling] = log_weight[sibling]
 
 
-@kernel
+@kernel(inline=True)
 def _learn_classifier_rows(tree, X, keys, weights, start, counts, total, log_weight,
                            log_weight_tree, step, dirichlet, split_pure, rng, bootstrap,
                            max_nodes, count_first, excess, path, no_samples):
@@ -219,7 +219,7 @@ def target_moments(z, weights, moments, prior, spread):
     moments[0], moments[1], moments[2] = total, mean, sq_dev
 
 
-@kernel
+@kernel(inline=True)
 def _learn_regressor_rows(tree, X, keys, y, weights, prior, spread, start, total, mean,
                           sq_dev, log_weight, log_weight_tree, step, split_pure, rng,
                           bootstrap, max_nodes, count_first, excess, path, no_samples):

@@ -269,56 +269,62 @@ def _value_row(path, m, values, prior, prior_depth, prefix, where, weights, coun
 
 
 @kernel
-def _leaf_cell_share(tree, node, reach, log_weight, log_weight_tree):
+def _leaf_cell_share(left, node, reach, log_weight, log_weight_tree):
     """``share`` of ``node`` reached with ``reach`` (``_visit``'s arithmetic)."""
-    if tree.left[node] == LEAF:
+    if left[node] == LEAF:
         return reach
     return 0.5 * reach * np.exp(log_weight[node] - log_weight_tree[node])
 
 
 @kernel
-def _leaf_cell_classes(tree, x, counts, total, log_weight, log_weight_tree, dirichlet,
-                       sums):
+def leaf_cell_classes(left, right, feature, threshold, root, n_nodes, x, counts, total,
+                      log_weight, log_weight_tree, dirichlet, sums):
     """``prefix`` of the leaf of ``x`` in ``sums`` (one entry per class): the
     aggregated class probabilities when the point is not extended (leaf-cell
     prediction). The operations of ``_descend``, ``class_prefix`` and ``_class_row``
     on the path (so the same result, bit for bit), in one pass down the tree with
     the running sums in ``sums``: no node-indexed work array is written, which for a
-    row's path costs more than the arithmetic (scattered writes, marks to clear)."""
+    row's path costs more than the arithmetic (scattered writes, marks to clear).
+
+    Takes the arrays it reads, not the tree (``root`` and ``n_nodes`` from its
+    ``meta``): a call that passes a whole tree, or the work of the batch path,
+    costs more than this walk (see ``engine.boxes.box_excess``), and a one-row
+    prediction makes one such call per tree (``_forest_kernels``)."""
     n_classes = counts.shape[1]
-    node = tree.meta[META_ROOT]
+    node = root
     reach = 1.0
-    for depth in range(tree.meta[META_N_NODES]):  # record_path's bound
-        share = _leaf_cell_share(tree, node, reach, log_weight, log_weight_tree)
+    for depth in range(n_nodes):  # record_path's bound
+        share = _leaf_cell_share(left, node, reach, log_weight, log_weight_tree)
         factor = share / (total[node] + n_classes * dirichlet)
         for k in range(n_classes):
             value = factor * (counts[node, k] + dirichlet)
             sums[k] = value + sums[k] if depth > 0 else value
-        child = tree.left[node]
+        child = left[node]
         if child == LEAF:
             break
         reach = reach - share
-        node = child if x[tree.feature[node]] <= tree.threshold[node] else tree.right[node]
+        node = child if x[feature[node]] <= threshold[node] else right[node]
     for k in range(n_classes):
         sums[k] = 0.0 + 1.0 * sums[k]  # _class_row: no branch-off, survive = 1
 
 
 @kernel
-def _leaf_cell_value(tree, x, values, log_weight, log_weight_tree):
-    """``_leaf_cell_classes`` for a scalar forecaster (``value_prefix`` and
+def leaf_cell_value(left, right, feature, threshold, root, n_nodes, x, values, log_weight,
+                    log_weight_tree):
+    """``leaf_cell_classes`` for a scalar forecaster (``value_prefix`` and
     ``_value_row``)."""
-    node = tree.meta[META_ROOT]
+    node = root
     reach = 1.0
     total = 0.0
-    for depth in range(tree.meta[META_N_NODES]):
-        share = _leaf_cell_share(tree, node, reach, log_weight, log_weight_tree)
+    for depth in range(n_nodes):
+        share = _leaf_cell_share(left, node, reach, log_weight, log_weight_tree)
         value = share * values[node]
         total = value + total if depth > 0 else value
-        child = tree.left[node]
+        child = left[node]
         if child == LEAF:
             break
         reach = reach - share
-        node = child if x[tree.feature[node]] <= tree.threshold[node] else tree.right[node]
+        node = child if x[feature[node]] <= threshold[node] else right[node]
     value = 0.0
     value += 1.0 * total
     return value
@@ -394,10 +400,11 @@ def _proba_rows(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
         return
     if X.shape[0] == 1 and not whole and not extend:
         # One row shares no node with another: one pass, no memo (see
-        # ``_leaf_cell_classes``). Rows of a batch share their upper paths, whose
+        # ``leaf_cell_classes``). Rows of a batch share their upper paths, whose
         # sums the memo then computes once.
-        _leaf_cell_classes(tree, X[0], counts, total, log_weight, log_weight_tree,
-                           dirichlet, row)
+        leaf_cell_classes(tree.left, tree.right, tree.feature, tree.threshold,
+                          tree.meta[META_ROOT], tree.meta[META_N_NODES], X[0], counts, total,
+                          log_weight, log_weight_tree, dirichlet, row)
         for k in range(n_classes):
             out[0, k] += scale * row[k]
         return
@@ -463,7 +470,10 @@ def _value_rows(tree, X, values, prior, log_weight, log_weight_tree, use_aggrega
             out[r] += scale * values[find_leaf(tree, X[r])]
         return
     if X.shape[0] == 1 and not whole and not extend and not depth:  # see _proba_rows
-        out[0] += scale * _leaf_cell_value(tree, X[0], values, log_weight, log_weight_tree)
+        out[0] += scale * leaf_cell_value(tree.left, tree.right, tree.feature,
+                                          tree.threshold, tree.meta[META_ROOT],
+                                          tree.meta[META_N_NODES], X[0], values, log_weight,
+                                          log_weight_tree)
         return
     if whole:
         order = _visit_all(tree, log_weight, log_weight_tree, reach, share, split_share,

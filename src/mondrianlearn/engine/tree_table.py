@@ -19,7 +19,7 @@ pickled or copied (``TreeTable.__reduce__`` gives an empty table).
 import numpy as np
 
 from ._jit import array_at, inline_kernel, kernel
-from .tree import BOX_DTYPE, ID_DTYPE, LAST_STAMP, META_SIZE, TreeArrays
+from .tree import BOX_DTYPE, ID_DTYPE, LAST_STAMP, META_N_NODES, META_ROOT, META_SIZE, TreeArrays
 
 N_TREE_FIELDS = len(TreeArrays._fields)
 """Columns 0 to 12: the node arrays, in the order of ``TreeArrays``."""
@@ -157,6 +157,19 @@ def float_vector_at(addresses, t, column, n):
 @inline_kernel
 def float_matrix_at(addresses, t, column, n, m):
     return array_at(addresses[t, column], (n, m), np.float64)
+
+
+@inline_kernel
+def walk_at(addresses, sizes, t):
+    """``(left, right, feature, threshold, root, n_nodes)`` of tree ``t``: what a walk
+    down it reads, without the views of the rest of the tree (``tree_at``), for the
+    kernels that only walk it."""
+    n = sizes[t, SIZE_NODES]
+    a = addresses[t]
+    meta = array_at(a[12], META_SIZE, np.int64)
+    return (array_at(a[1], n, ID_DTYPE), array_at(a[2], n, ID_DTYPE),
+            array_at(a[3], n, ID_DTYPE), array_at(a[4], n, np.float64), meta[META_ROOT],
+            meta[META_N_NODES])
 
 
 @inline_kernel

@@ -135,7 +135,7 @@ def _add_along_path(tree, stats, point_stats, s, key, multiplicity, leaf, one_ho
         node = tree.parent[node]
 
 
-@kernel
+@kernel(inline=True)
 def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
               multiplicity, lifetime, use_pausing, pause_pure, min_samples_split, rng,
               excess, path, one_hot):
@@ -162,7 +162,7 @@ def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
     return leaf, must_regrow
 
 
-@kernel
+@kernel(inline=True)
 def _extend_points(tree, X, keys, point_stats, stats, sample_next, sample_mult,
                    sample_ids, start, bootstrap, lifetime, use_pausing, pause_pure,
                    min_samples_split, rng, pending, max_nodes, one_hot, excess, path):

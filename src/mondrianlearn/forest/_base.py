@@ -22,6 +22,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from ..engine._jit import compiled_entry
 from ..engine.growth import close_pending_blocks
 from ..engine.saved_trees import restore_derived, without_derived
 from ..engine.storage import batch_nodes, learn_rows, resampled_nodes, sample_with_growth
@@ -279,16 +280,19 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         tail = (_MAX_SCALED_TARGET, not adapts and n_threads == 1, ids, work[6], work[7],
                 store.stats.shape[1], bootstrap, lifetime, pause_pure, mss, max_nodes,
                 one_hot, *work[:5])
-        left_over = learn_forest_rows(
-            table.addresses, table.sizes, X, units, follow, scaled, keys,
-            (ONE if m == 1 else ONES[:m]) if weights is None else weights, targets,
-            store.X, store.keys, store.stats, store.n, state["_feature_range"], *tail)
+        # (The prepared call of ``_express_learn`` passes ``_NO_TARGETS``, of the type
+        # of a classifier's ``targets``: it prepares no regressor's call.)
+        args = (table.addresses, table.sizes, X, units, follow, scaled, keys,
+                (ONE if m == 1 else ONES[:m]) if weights is None else weights, targets,
+                store.X, store.keys, store.stats, store.n, state["_feature_range"], *tail)
+        left_over = learn_forest_rows(*args)
         check = None
         if left_over == 0 and m == 1 and n_threads == 1 and not adapts and self._prepares_calls:
             check = self._plan_check(X, trees, units)
         if check is not None:
             state["_fast_scratch"].learn_plan = (
-                (learn_forest_rows, table.addresses, table.sizes, units, follow, scaled,
+                (compiled_entry(learn_forest_rows, args), table.addresses, table.sizes,
+                 units, follow, scaled,
                  store, (store.X, store.keys, store.stats), state["_feature_range"], tail,
                  work, settings), check)
         if left_over == 0 and n_threads > 1:
