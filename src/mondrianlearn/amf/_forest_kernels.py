@@ -267,7 +267,7 @@ def _leaf_cell_forest(addresses, sizes, x, n_classes, dirichlet, scale, out, row
             out[k] += scale * row[k]
 
 
-@kernel(allocates=True)
+@kernel
 def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, dirichlet,
                          aggregate, extend, scale, out, floats, ints, done, excess, weights,
                          prefix, row, prefix_1d, checked):
@@ -283,7 +283,11 @@ def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, dirichle
     table of one tree (``AMFClassifier._predict_proba_trees``). A batch that reaches
     a large part of a tree (``_path_sums._whole_tree``) computes the sums of every
     node up front, as one pass over the tree; either way a row's prediction does not
-    depend on its batch (see ``_path_sums``)."""
+    depend on its batch (see ``_path_sums``).
+
+    Compiled without the reference-counting runtime, which would cost every call of
+    one row about 0.4 µs to take its 14 arrays from Python (``engine._jit.kernel``):
+    a batch's per-tree work, which allocates, runs in ``_proba_batch``."""
     if units.shape[1]:
         to_units(X, units, scaled)
         X = scaled
@@ -293,7 +297,16 @@ def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, dirichle
         return -1  # work arrays made for fewer nodes or classes
     if X.shape[0] == 1 and aggregate and not extend:
         _leaf_cell_forest(addresses, sizes, X[0], n_classes, dirichlet, scale, out[0], row)
-        return 1
+    else:
+        _proba_batch(addresses, sizes, X, n_classes, dirichlet, aggregate, extend, scale,
+                     out, floats, ints, done, excess, weights, prefix, row)
+    return 1
+
+
+@kernel(allocates=True)
+def _proba_batch(addresses, sizes, X, n_classes, dirichlet, aggregate, extend, scale, out,
+                 floats, ints, done, excess, weights, prefix, row):
+    """The loop of ``predict_proba_forest`` over the trees, for checked rows in units."""
     work = _work(floats, ints, done, excess, weights)
     n_features = X.shape[1]
     for t in range(addresses.shape[0]):
@@ -315,17 +328,17 @@ def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, dirichle
                     dirichlet, aggregate, extend, scale, out, tree_work, prefix, row)
         if aggregate and not whole:
             _reset_done(tree, X, ints[0], done, n_nodes)
-    return 1
 
 
-@kernel(allocates=True)
+@kernel
 def predict_value_forest(addresses, sizes, X, units, scaled, moments, aggregate, extend,
                          scale, out, floats, ints, done, excess, weights, prefix_2d, row,
                          prefix, checked):
     """``predict_proba_forest`` for regression (``predict_value_tree`` per tree, the
     prior the running mean ``moments[1]``). The work arrays are those of
     ``prediction_work``; this one uses the one-dimensional ``prefix``, not
-    ``prefix_2d`` and ``row``."""
+    ``prefix_2d`` and ``row``. (A batch's per-tree work runs in ``_value_batch``, as in
+    ``predict_proba_forest``.)"""
     if units.shape[1]:
         to_units(X, units, scaled)
         X = scaled
@@ -347,6 +360,15 @@ def predict_value_forest(addresses, sizes, X, units, scaled, moments, aggregate,
                 float_vector_at(addresses, t, COLUMN_STATS + 3, capacity),
                 float_vector_at(addresses, t, COLUMN_STATS + 4, capacity))
         return 1
+    _value_batch(addresses, sizes, X, prior, aggregate, extend, scale, out, floats, ints,
+                 done, excess, weights, prefix)
+    return 1
+
+
+@kernel(allocates=True)
+def _value_batch(addresses, sizes, X, prior, aggregate, extend, scale, out, floats, ints,
+                 done, excess, weights, prefix):
+    """The loop of ``predict_value_forest`` over the trees, for checked rows in units."""
     work = _work(floats, ints, done, excess, weights)
     n_features = X.shape[1]
     no_depths = np.empty(0)
@@ -363,4 +385,3 @@ def predict_value_forest(addresses, sizes, X, units, scaled, moments, aggregate,
                     aggregate, extend, no_depths, scale, out, work, prefix)
         if aggregate:
             _reset_done(tree, X, ints[0], done, tree.meta[META_N_NODES])
-    return 1
