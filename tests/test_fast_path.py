@@ -659,4 +659,30 @@ def test_prepared_calls_skip_the_dispatcher(cls):
     scratch = model._fast_scratch
     for plan in (scratch.learn_plan, scratch.predict_plan):
         assert plan is not None
-        assert not isinstance(plan[0][0], Dispatcher)
+        assert not isinstance(plan.kernel, Dispatcher)
+
+
+@pytest.mark.parametrize("cls", CLASSIFIERS + [AMFRegressor])
+def test_a_model_with_prepared_calls_is_freed_when_dropped(cls):
+    # The prepared calls take the model as an argument rather than holding it: a
+    # reference cycle would keep a dropped model (gigabytes on a long stream) alive
+    # until Python's garbage collector happens to run.
+    import gc
+    import weakref
+
+    X, y = _targets(cls)
+    model = cls(n_estimators=3, random_state=0).partial_fit(X[:260], y[:260])
+    for i in range(260, 270):
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+        _predict(model, X[i:i + 1])
+    scratch = model._fast_scratch
+    assert scratch.learn_plan is not None and scratch.predict_plan is not None
+    ref = weakref.ref(model)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del model, scratch
+        assert ref() is None
+    finally:
+        if enabled:
+            gc.enable()

@@ -198,11 +198,9 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
             args = (table.addresses, table.sizes, X, units, follow, scaled, *data, *tail)
             left_over = learn_forest(*args)
             if left_over == 0 and n_rows == 1 and self._prepares_calls:
-                check = self._plan_check(X, trees, units)
-                if check is not None:
-                    scratch.learn_plan = ((compiled_entry(learn_forest, args), table.addresses,
-                                           table.sizes, units, follow, scaled, tail, work),
-                                          check)
+                scratch.learn_plan = self._prepare_learning(
+                    X, trees, compiled_entry(learn_forest, args), table, units, follow,
+                    scaled, tail, work)
         else:
             left_over = self._learn_in_threads(learn_forest, table, rows, scaled, data, work,
                                                n_threads)
@@ -227,38 +225,30 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
         if work[1].shape[0] < max(t.capacity for t in trees):
             self._fast_scratch.work["learn"] = _learn_work(X.shape[1], trees)
 
-    def _express_learn(self, X, data):
-        """Learn one row through the call that the last one-row fast learning call
-        prepared (``call = (learn_forest, addresses, sizes, units, follow, scaled,
-        tail, work)``; see ``utils.fast_path.FastPathMixin._plan_check``), with
-        ``data`` the kernel's arguments after the rows (labels and weights, as
-        ``_learn_fast`` takes them). Returns False, with nothing changed, when the
-        call must take the fast path: no call is prepared or it is out of date, the
-        units have work pending, or the kernel refused the row (for the fast path
-        to say why, or to move the units)."""
-        state = self.__dict__
-        scratch = state.get("_fast_scratch")
-        plan = None if scratch is None else scratch.learn_plan
-        if plan is None:
-            return False
-        learn_forest, addresses, sizes, units, follow, scaled, tail, work = plan[0]
-        if (state["_feature_range"] is not tail[0] or "_first_rows" in state
-                or (follow and state["n_samples_seen_"] >= state["_units_due"])):
-            return False
-        lock = self._claim_plan(X, plan[1])
-        if lock is None:
-            return False
-        try:
-            left_over = learn_forest(addresses, sizes, X, units, follow, scaled, *data, *tail)
-            if left_over > 0:
-                self._finish_trees(state["trees_"], scaled if units.shape[1] else X, data,
-                                   work, 1)
-        finally:
-            lock.release()
-        if left_over < 0:
-            return False
-        state["n_samples_seen_"] += 1  # not a parameter: no __setattr__
-        return True
+    def _prepare_learning(self, X, trees, entry, table, units, follow, scaled, tail, work):
+        """The prepared call (``utils.fast_path.FastPathMixin._prepare``) of the
+        one-row learning call just made: ``learn(model, X, data)`` with ``data`` the kernel's
+        arguments after the rows (labels and weights, as ``_learn_fast`` takes them),
+        true when it learned the row; false, with nothing changed, when the call must
+        take the fast path: the feature range was replaced, the units have work
+        pending, or the kernel refused the row (for the fast path to say why, or to
+        move the units)."""
+        addresses, sizes, feature_range = table.addresses, table.sizes, tail[0]
+        in_units = units.shape[1] > 0
+
+        def learn(model, state, X, data):
+            if (state["_feature_range"] is not feature_range or "_first_rows" in state
+                    or (follow and state["n_samples_seen_"] >= state["_units_due"])):
+                return False
+            left_over = entry(addresses, sizes, X, units, follow, scaled, *data, *tail)
+            if left_over < 0:
+                return False
+            if left_over:
+                model._finish_trees(state["trees_"], scaled if in_units else X, data, work, 1)
+            state["n_samples_seen_"] += 1  # not a parameter: no __setattr__
+            return True
+
+        return self._prepare(X, trees, units, learn, entry)
 
     def _learn_in_threads(self, learn_forest, table, rows, scaled, data, work, n_threads):
         """``_learn_fast``'s compiled call with the trees split in ``n_threads``
@@ -317,14 +307,12 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
                     prediction_work(_with_headroom(self.trees_), n_features,
                                     max(n_outputs, 1)))
             head, tail = state["_fast_predict_args"], (*cached[1], False)
-            args = (table.addresses, table.sizes, X, units, scaled, *head, out, *tail)
-            status = predict_forest(*args)
+            status = predict_forest(table.addresses, table.sizes, X, units, scaled, *head,
+                                    out, *tail)
             if status == 1 and n_rows == 1 and self._prepares_calls:
-                check = self._plan_check(X, self.trees_, units)
-                if check is not None:
-                    scratch.predict_plan = ((compiled_entry(predict_forest, args),
-                                             table.addresses, table.sizes, units, scaled, head,
-                                             tail, out.shape), check)
+                scratch.predict_plan = self._prepare_prediction(
+                    X, predict_forest, (table.addresses, table.sizes, units, scaled), head,
+                    tail, out.shape)
             if status >= 0:
                 return out if status == 1 else None
             del work["predict"]  # a tree outgrew the work arrays

@@ -4,7 +4,7 @@ import numpy as np
 
 from ..utils.drift_param import drift_module
 from ..utils.estimator import ForestRegressorMixin
-from ..utils.fast_path import FAST_MAX_ROWS, NEW_UNITS, NO_UNITS, ONES
+from ..utils.fast_path import FAST_MAX_ROWS, NEW_UNITS, NO_UNITS, ONE, ONES
 from ..utils.validation import given_targets
 from ._base import BaseAMF
 from ._forest_kernels import learn_regressor_forest, predict_value_forest
@@ -265,24 +265,25 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
 
     def _learn_one_express(self, X, y, sample_weight=None):
         """Learn one row (and weight) through the prepared call of the last one-row
-        call (``BaseAMF._express_learn``), its target's key and offset made by
-        ``_target_keys`` as in ``_partial_fit_fast``; False, with nothing changed,
+        call (``BaseAMF._prepare_learning``), its target's key and offset made by
+        ``_target_keys`` as in ``_partial_fit_fast``; false, with nothing changed,
         when the call must take the fast path."""
         scratch = self.__dict__.get("_fast_scratch")
-        if scratch is None or scratch.learn_plan is None:
+        learn = None if scratch is None else scratch.learn_plan
+        if learn is None:
             return False
         if type(y) is np.ndarray:
             if y.shape != (1,) or y.dtype.kind not in "fiu":
                 return False
         elif type(y) is not list or len(y) != 1 or type(y[0]) not in (float, int):
             return False
-        weights = self._one_weight(sample_weight)
+        weights = ONE if sample_weight is None else self._one_weight(sample_weight)
         if weights is None:
             return False
         keys, z = self._target_keys(np.asarray(y, dtype=np.float64))
         if _outside_target_range(abs(z[0])):  # NaN is refused by the kernel
             return False
-        return self._express_learn(X, (keys, z, weights, np.empty(1), np.empty(1)))
+        return learn(self, X, (keys, z, weights, np.empty(1), np.empty(1)))
 
     def _partial_fit_fast(self, X, y, weights=None):
         """The fast path of ``partial_fit`` (see ``utils.fast_path``; ``weights``

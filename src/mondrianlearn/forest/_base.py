@@ -280,21 +280,16 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         tail = (_MAX_SCALED_TARGET, not adapts and n_threads == 1, ids, work[6], work[7],
                 store.stats.shape[1], bootstrap, lifetime, pause_pure, mss, max_nodes,
                 one_hot, *work[:5])
-        # (The prepared call of ``_express_learn`` passes ``_NO_TARGETS``, of the type
-        # of a classifier's ``targets``: it prepares no regressor's call.)
+        # (The prepared call, ``_prepare_learning``, passes ``_NO_TARGETS``, of the type
+        # of a classifier's ``targets``: no regressor's call is prepared.)
         args = (table.addresses, table.sizes, X, units, follow, scaled, keys,
                 (ONE if m == 1 else ONES[:m]) if weights is None else weights, targets,
                 store.X, store.keys, store.stats, store.n, state["_feature_range"], *tail)
         left_over = learn_forest_rows(*args)
-        check = None
         if left_over == 0 and m == 1 and n_threads == 1 and not adapts and self._prepares_calls:
-            check = self._plan_check(X, trees, units)
-        if check is not None:
-            state["_fast_scratch"].learn_plan = (
-                (compiled_entry(learn_forest_rows, args), table.addresses, table.sizes,
-                 units, follow, scaled,
-                 store, (store.X, store.keys, store.stats), state["_feature_range"], tail,
-                 work, settings), check)
+            state["_fast_scratch"].learn_plan = self._prepare_learning(
+                X, trees, compiled_entry(learn_forest_rows, args), table, units, follow,
+                scaled, store, tail, work, settings)
         if left_over == 0 and n_threads > 1:
             left_over = self._extend_in_threads(table, store, ids, work, settings, n_threads)
         if left_over < 0:
@@ -312,47 +307,40 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             self._release_store_if_full()
         return True
 
-    def _express_learn(self, X, data):
-        """Learn one row of class and weight ``data = (keys, weights)`` (a one-row
-        key array, and ``_one_weight``'s array) through the call that the last
-        one-row fast learning call prepared (``call = (learn_forest_rows, addresses,
-        sizes, units, follow, scaled, store, store arrays, feature_range, tail, work,
-        settings)``; see ``utils.fast_path.FastPathMixin._plan_check``). Returns
-        False, with nothing changed, when the call must take the fast path: no call
-        is prepared or it is out of date (also: the sample store replaced its arrays
-        or is full), the units have work pending, or the kernel refused the row."""
-        state = self.__dict__
-        scratch = state.get("_fast_scratch")
-        plan = None if scratch is None else scratch.learn_plan
-        if plan is None:
-            return False
-        (learn_forest_rows, addresses, sizes, units, follow, scaled, store, arrays,
-         feature_range, tail, work, settings) = plan[0]
-        store_X, store_keys, store_stats = arrays
-        if (state["_feature_range"] is not feature_range or state["_store"] is not store
-                or store.X is not store_X or store.keys is not store_keys
-                or store.stats is not store_stats or store.n >= store_X.shape[0]
-                or (follow and state["n_samples_seen_"] >= state["_units_due"])):
-            return False
-        lock = self._claim_plan(X, plan[1])
-        if lock is None:
-            return False
-        keys, weights = data
-        try:
-            left_over = learn_forest_rows(addresses, sizes, X, units, follow, scaled, keys,
-                                          weights, _NO_TARGETS, store_X, store_keys,
-                                          store_stats, store.n, feature_range, *tail)
+    def _prepare_learning(self, X, trees, entry, table, units, follow, scaled, store, tail,
+                          work, settings):
+        """The prepared call (``utils.fast_path.FastPathMixin._prepare``) of the
+        one-row learning call just made: ``learn(model, X, (keys, weights))`` (a one-row key
+        array and weight array), true when it learned the row; false, with nothing
+        changed, when the call must take the fast path: the feature range or the
+        sample store's arrays were replaced, the store is full, the units have work
+        pending, or the kernel refused the row."""
+        addresses, sizes = table.addresses, table.sizes
+        feature_range = self.__dict__["_feature_range"]
+        store_X, store_keys, store_stats = store.X, store.keys, store.stats
+        ids, bounded = tail[2], settings[4] < UNBOUNDED  # max_nodes
+
+        def learn(model, state, X, data):
+            if (state["_feature_range"] is not feature_range or state["_store"] is not store
+                    or store.X is not store_X or store.keys is not store_keys
+                    or store.stats is not store_stats or store.n >= store_X.shape[0]
+                    or (follow and state["n_samples_seen_"] >= state["_units_due"])):
+                return False
+            keys, weights = data
+            left_over = entry(addresses, sizes, X, units, follow, scaled, keys, weights,
+                              _NO_TARGETS, store_X, store_keys, store_stats, store.n,
+                              feature_range, *tail)
             if left_over < 0:
                 return False
             store.n += 1
             state["n_samples_seen_"] += 1  # not a parameter: no __setattr__
             if left_over:
-                self._finish_trees(state["trees_"], store, tail[2], settings, work, 1)
-            if left_over or settings[4] < UNBOUNDED:  # max_nodes
-                self._release_store_if_full()
-        finally:
-            lock.release()
-        return True
+                model._finish_trees(state["trees_"], store, ids, settings, work, 1)
+            if left_over or bounded:
+                model._release_store_if_full()
+            return True
+
+        return self._prepare(X, trees, units, learn, entry)
 
     @fast_call
     def _extend_stored(self, ids, settings):

@@ -5,7 +5,6 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ..engine._jit import compiled_entry
 from ..engine.tree_table import one_tree_table
 from ..utils.fast_path import NO_UNITS, fast_call
 from ..utils.parallel import map_trees
@@ -178,19 +177,16 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
         gamma, max_depth = self._gamma(), self._max_depth_value()  # gamma: features may be added
         head = (n_classes, gamma, max_depth, 0.0)
         tail = (*self._predict_work(n_features, n_classes), False)
-        args = (table.addresses, table.sizes, X, units, scaled, *head, out, *tail)
-        status = predict_proba_forest(*args)
+        status = predict_proba_forest(table.addresses, table.sizes, X, units, scaled, *head,
+                                      out, *tail)
         if status < 0:  # a tree outgrew the work arrays
             tail = (*self._predict_work(n_features, n_classes, fresh=True), False)
-            args = (table.addresses, table.sizes, X, units, scaled, *head, out, *tail)
-            status = predict_proba_forest(*args)
-        check = None
+            status = predict_proba_forest(table.addresses, table.sizes, X, units, scaled,
+                                          *head, out, *tail)
         if status == 1 and n_rows == 1 and state.get("_drift_state") is None:
-            check = self._plan_check(X, self.trees_, units)
-        if check is not None:
-            self._fast_scratch.predict_plan = (
-                (compiled_entry(predict_proba_forest, args), table.addresses, table.sizes,
-                 units, scaled, head, tail, out.shape), check)
+            self._fast_scratch.predict_plan = self._prepare_prediction(
+                X, predict_proba_forest, (table.addresses, table.sizes, units, scaled), head,
+                tail, out.shape)
         return out if status == 1 else None
 
     def _predict_proba_trees(self, X):
