@@ -31,7 +31,7 @@ def branch_off_probability(delta, eta):
     return -np.expm1(-delta * eta)
 
 
-@kernel
+@kernel(inline=True)
 def branch_off_path(tree, x, max_depth, nodes, etas, deltas, probs, excess):
     """Walk ``x`` from the root to its leaf, recording the branch-off quantities.
 

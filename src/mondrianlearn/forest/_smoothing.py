@@ -161,7 +161,7 @@ def path_buffers(tree, n_classes):
     return nodes, reals, classes
 
 
-@kernel
+@kernel(inline=True)
 def predict_proba_point(tree, counts, x, gamma, max_depth, scale, out, nodes, reals,
                         classes, excess):
     """Add ``scale`` times the class probabilities of one tree at ``x`` to ``out``.
@@ -210,7 +210,7 @@ def predict_proba_tree(tree, counts, X, gamma, max_depth, scale, out):
                 np.empty(X.shape[1]))
 
 
-@kernel
+@kernel(inline=True)
 def _proba_rows(tree, counts, X, gamma, max_depth, scale, out, nodes, reals, classes,
                 excess):
     """The loop of ``predict_proba_tree`` over borrowed arrays (see
