@@ -43,7 +43,7 @@ STATS_CLASSIFIER = ("counts", "total", "log_weight", "log_weight_tree")
 STATS_REGRESSOR = ("total", "mean", "sq_dev", "log_weight", "log_weight_tree")
 
 
-@kernel
+@kernel(inline=True)
 def _start_tree(addresses, sizes, t, n_features, max_nodes, path, n_before, stops, starts):
     """Tree ``t`` and whether its loop may run here: not if the full path would grow
     it first, or if the shared work space is too small for it (``stops[t] =
@@ -57,7 +57,7 @@ def _start_tree(addresses, sizes, t, n_features, max_nodes, path, n_before, stop
     return tree, True
 
 
-@kernel
+@kernel(inline=True)
 def _left_to_python(tree, position, n_rows, n_before):
     """1 if Python must take the tree over after its loop: rows are left, or the
     call made at least half of the tree (renumbered, as the full path does)."""

@@ -177,7 +177,7 @@ def rng_at(addresses, t):
     return array_at(addresses[t, COLUMN_RNG], 4, np.uint64)
 
 
-@kernel
+@kernel(inline=True)
 def tree_at(addresses, sizes, t, n_features):
     """The node arrays of tree ``t`` as non-owning views."""
     n = sizes[t, SIZE_NODES]
