@@ -197,7 +197,6 @@ def shared_kernel(function=None, *, allocates=False):
     return dispatcher
 
 
-
 _ENTRIES = {}
 """``compiled_entry``'s memo: ``(dispatcher, fingerprints of the arguments)`` to the
 compiled function."""
@@ -209,12 +208,13 @@ def compiled_entry(dispatcher, args):
     none for them (or the kernels are not compiled).
 
     A dispatcher works out the numba type of each argument on every call to choose
-    its compiled function: about 0.3 µs of a call of 20 arguments, 5% of a one-row
-    prediction. The compiled function converts the arguments to the types it was
-    compiled for without checking them, so a caller may call it only with arguments
-    of the types of ``args`` (the same dtype, dimensions, layout and writability of
-    arrays): the prepared one-row calls of ``utils.fast_path`` do, which check the
-    one argument that changes between calls (the row) against the first call's.
+    its compiled function: about 0.3 µs of a call of 20 arguments, a tenth of a
+    one-row AMF prediction. The compiled function converts the arguments to the types
+    it was compiled for without checking them, so a caller may call it only with
+    arguments of the types of ``args`` (the same dtype, dimensions, layout and
+    writability of arrays): the prepared one-row calls of ``utils.fast_path`` do,
+    which check the row against the first call's (the labels and weights that also
+    change between calls are arrays of one type that they make themselves).
     Types are worked out from numba's fingerprints of the arguments (what its
     dispatcher keys its own memo on), so preparing a call costs about a microsecond.
     """
@@ -223,7 +223,7 @@ def compiled_entry(dispatcher, args):
         return dispatcher
     try:
         key = (dispatcher, tuple(map(compute_fingerprint, args)))
-    except (TypeError, ValueError, NotImplementedError):  # no fingerprint: use the dispatcher
+    except (TypeError, ValueError, NotImplementedError):  # no fingerprint
         return dispatcher
     entry = _ENTRIES.get(key)
     if entry is None:
