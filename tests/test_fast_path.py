@@ -566,8 +566,10 @@ def test_prepared_calls_follow_every_change_of_the_model(cls):
 def test_prepared_calls_take_no_read_only_or_other_rows(cls, monkeypatch):
     X, y = _targets(cls)
     model = cls(n_estimators=3, random_state=0).partial_fit(X[:50], y[:50])
+    twin = cls(n_estimators=3, random_state=0).partial_fit(X[:50], y[:50])
     for i in range(50, 60):
         model.partial_fit(X[i:i + 1], y[i:i + 1])
+        twin.partial_fit(X[i:i + 1].tolist(), y[i:i + 1])
     calls = _count_fast_inputs(monkeypatch)
     row = X[60:61].copy()
     row.flags.writeable = False
@@ -575,7 +577,20 @@ def test_prepared_calls_take_no_read_only_or_other_rows(cls, monkeypatch):
     model.predict_proba(row)
     model.partial_fit(X[61:62].astype(np.float32), y[61:62])
     model.partial_fit(np.asfortranarray(X[62:64]), y[62:64])
-    assert len(calls) == 4  # each went through the fast path's checks
+    # a row in memory not aligned for float64 (the compiled function of a prepared
+    # call assumes aligned arrays; the fast path copies such rows)
+    memory = np.zeros(8 * X.shape[1] + 1, dtype=np.uint8)
+    unaligned = np.ndarray((1, X.shape[1]), dtype=np.float64, buffer=memory, offset=1)
+    unaligned[...] = X[64:65]
+    assert not unaligned.flags.aligned and unaligned.flags.writeable
+    model.partial_fit(unaligned, y[64:65])
+    assert len(calls) == 5  # each went through the fast path's checks
+    twin.partial_fit(X[60:61].tolist(), y[60:61])
+    twin.partial_fit(X[61:62].astype(np.float32).tolist(), y[61:62])
+    twin.partial_fit(X[62:64].tolist(), y[62:64])
+    twin.partial_fit(X[64:65].tolist(), y[64:65])
+    assert _same(_state(model), _state(twin))
+    assert np.array_equal(model.predict_proba(unaligned), twin.predict_proba(X[64:65]))
 
 
 @pytest.mark.parametrize("cls", CLASSIFIERS)

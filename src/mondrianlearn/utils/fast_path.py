@@ -189,9 +189,9 @@ class FastPathMixin:
         compiled function (``engine._jit.compiled_entry``) with the table of the
         trees' arrays, the work arrays and the settings it was given, and whatever
         the model family does after it. The next call of one row makes it again,
-        without the fast path's Python calls, when ``X`` is a writable C-contiguous
-        float64 array of the same shape (the compiled function takes no other) and
-        nothing the call was prepared from has changed: the parameters
+        without the fast path's Python calls, when ``X`` is a writable, aligned,
+        C-contiguous float64 array of the same shape (the compiled function takes no
+        other) and nothing the call was prepared from has changed: the parameters
         (``set_params`` drops the plans, and so does every call through full
         validation), the list of trees, the model's units, and the arrays of any
         tree (the global stamp of :mod:`~mondrianlearn.engine.tree`, so that the
@@ -217,7 +217,8 @@ class FastPathMixin:
                     or state.get("_units") is not model_units or "_fast_params" not in state):
                 return None
             flags = X.flags
-            if not (flags.c_contiguous and flags.writeable) or not lock.acquire(False):
+            if (not (flags.c_contiguous and flags.writeable and flags.aligned)
+                    or not lock.acquire(False)):
                 return None
             try:
                 return run(model, state, X, data)
@@ -258,13 +259,14 @@ class FastPathMixin:
         to check; rows to learn in units that follow the range reach no re-learning
         or re-sampling, ``_units_due``), else None.
 
-        ``X`` is C-contiguous, writable float64 (one array type for the kernels), in
-        the units of the caller; ``units`` the model's units (rows: unit, 1 / unit, origin),
-        or :data:`NO_UNITS`; ``follow`` whether the rows must be refused when they
-        would change a unit (rows to learn, units that follow the range); the
-        kernel does the rest of the check (:meth:`_fast_X` for kernels that take
-        rows in units). (Written out in one function: it runs on every call of a row
-        or a few, where each Python call counts beside the compiled work.)
+        ``X`` is C-contiguous, writable, aligned float64 (one array type for the
+        kernels), in the units of the caller; ``units`` the model's units (rows:
+        unit, 1 / unit, origin), or :data:`NO_UNITS`; ``follow`` whether the rows
+        must be refused when they would change a unit (rows to learn, units that
+        follow the range); the kernel does the rest of the check (:meth:`_fast_X`
+        for kernels that take rows in units). (Written out in one function: it runs
+        on every call of a row or a few, where each Python call counts beside the
+        compiled work.)
         """
         if type(X) is not np.ndarray:
             return None
@@ -275,10 +277,12 @@ class FastPathMixin:
                 or shape[1] != state["n_features_in_"]):
             return None
         flags = X.flags
-        if X.dtype is not _FLOAT64 or not (flags.c_contiguous and flags.writeable):
+        if (X.dtype is not _FLOAT64
+                or not (flags.c_contiguous and flags.writeable and flags.aligned)):
             if X.dtype.kind not in "fiu":
                 return None
-            # one array type for the kernels, which may read the rows in place
+            # one array type for the kernels (another would compile them again),
+            # which may read the rows in place
             X = np.array(X, dtype=np.float64, order="C")
         units = state.get("_units")
         if units is None:
@@ -323,15 +327,15 @@ class FastPathMixin:
 
     def _fast_weights(self, sample_weight, X):
         """``sample_weight`` as the fast path's weights of the rows of ``X``: a
-        C-contiguous, writable float64 array of one positive finite weight per row,
-        or None when the call must take the full path (which checks the weights as
-        scikit-learn does, and learns nothing from rows of weight zero)."""
+        C-contiguous, writable, aligned float64 array of one positive finite weight
+        per row, or None when the call must take the full path (which checks the
+        weights as scikit-learn does, and learns nothing from rows of weight zero)."""
         if (type(sample_weight) is not np.ndarray or type(X) is not np.ndarray
                 or X.ndim != 2 or sample_weight.shape != (X.shape[0],)):
             return None
         flags = sample_weight.flags
         if (sample_weight.dtype is not _FLOAT64
-                or not (flags.c_contiguous and flags.writeable)):
+                or not (flags.c_contiguous and flags.writeable and flags.aligned)):
             if sample_weight.dtype.kind not in "fiu":
                 return None
             sample_weight = np.array(sample_weight, dtype=np.float64)
@@ -454,13 +458,14 @@ class FastPathMixin:
     @staticmethod
     def _one_weight(sample_weight):
         """The weight array of a prepared one-row call for a given ``sample_weight``:
-        the array itself if it is a writable C-contiguous float64 array of one
-        positive finite weight, else None (the fast path then decides)."""
+        the array itself if it is a writable, aligned, C-contiguous float64 array of
+        one positive finite weight, else None (the fast path then decides)."""
         if (type(sample_weight) is not np.ndarray or sample_weight.shape != (1,)
                 or sample_weight.dtype is not _FLOAT64):
             return None
         flags = sample_weight.flags
-        if not (flags.c_contiguous and flags.writeable and 0.0 < sample_weight[0] < np.inf):
+        if not (flags.c_contiguous and flags.writeable and flags.aligned
+                and 0.0 < sample_weight[0] < np.inf):
             return None  # NaN fails too
         return sample_weight
 
