@@ -659,6 +659,18 @@ def test_compiled_entry_is_the_dispatchers_compiled_function_for_those_types():
     assert compiled_entry(add, (args[0], args[1], object())) is add
 
 
+def _with_prepared_calls(cls):
+    """A model of ``cls`` whose last one-row calls left both calls prepared."""
+    X, y = _targets(cls)
+    model = cls(n_estimators=3, random_state=0).partial_fit(X[:260], y[:260])
+    for i in range(260, 270):
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+        _predict(model, X[i:i + 1])
+    scratch = model._fast_scratch
+    assert scratch.learn_plan is not None and scratch.predict_plan is not None
+    return model
+
+
 @pytest.mark.parametrize("cls", CLASSIFIERS + [AMFRegressor])
 def test_prepared_calls_skip_the_dispatcher(cls):
     # A prepared call holds the kernel's compiled function for the types of its
@@ -666,14 +678,8 @@ def test_prepared_calls_skip_the_dispatcher(cls):
     # work out those types again on every call.
     from numba.core.dispatcher import Dispatcher
 
-    X, y = _targets(cls)
-    model = cls(n_estimators=3, random_state=0).partial_fit(X[:260], y[:260])
-    for i in range(260, 270):
-        model.partial_fit(X[i:i + 1], y[i:i + 1])
-        _predict(model, X[i:i + 1])
-    scratch = model._fast_scratch
+    scratch = _with_prepared_calls(cls)._fast_scratch
     for plan in (scratch.learn_plan, scratch.predict_plan):
-        assert plan is not None
         assert not isinstance(plan.kernel, Dispatcher)
 
 
@@ -685,18 +691,12 @@ def test_a_model_with_prepared_calls_is_freed_when_dropped(cls):
     import gc
     import weakref
 
-    X, y = _targets(cls)
-    model = cls(n_estimators=3, random_state=0).partial_fit(X[:260], y[:260])
-    for i in range(260, 270):
-        model.partial_fit(X[i:i + 1], y[i:i + 1])
-        _predict(model, X[i:i + 1])
-    scratch = model._fast_scratch
-    assert scratch.learn_plan is not None and scratch.predict_plan is not None
+    model = _with_prepared_calls(cls)
     ref = weakref.ref(model)
     enabled = gc.isenabled()
     gc.disable()
     try:
-        del model, scratch
+        del model
         assert ref() is None
     finally:
         if enabled:

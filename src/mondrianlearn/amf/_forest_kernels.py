@@ -285,9 +285,10 @@ def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, dirichle
     node up front, as one pass over the tree; either way a row's prediction does not
     depend on its batch (see ``_path_sums``).
 
-    Compiled without the reference-counting runtime, which would cost every call of
-    one row about 0.4 µs to take its 14 arrays from Python (``engine._jit.kernel``):
-    a batch's per-tree work, which allocates, runs in ``_proba_batch``."""
+    Compiled without the reference-counting runtime, with which every call would
+    make and free a record for each array it takes from Python (``engine._jit.kernel``;
+    0.4 µs of a one-row call's 14 arrays, in an ad-hoc timing): a batch's per-tree
+    work, which allocates, runs in ``_proba_batch``."""
     if units.shape[1]:
         to_units(X, units, scaled)
         X = scaled

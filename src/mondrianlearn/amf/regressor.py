@@ -265,22 +265,18 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
 
     def _learn_one_express(self, X, y, sample_weight=None):
         """Learn one row (and weight) through the prepared call of the last one-row
-        call (``BaseAMF._prepare_learning``), its target's key and offset made by
-        ``_target_keys`` as in ``_partial_fit_fast``; false, with nothing changed,
-        when the call must take the fast path."""
+        call (``BaseAMF._prepare_learning``), its target and weight taken as the fast
+        path takes them (``_fast_targets``, ``_fast_weights``, ``_target_keys``);
+        false, with nothing changed, when the call must take the fast path."""
         scratch = self.__dict__.get("_fast_scratch")
         learn = None if scratch is None else scratch.learn_plan
         if learn is None:
             return False
-        if type(y) is np.ndarray:
-            if y.shape != (1,) or y.dtype.kind not in "fiu":
-                return False
-        elif type(y) is not list or len(y) != 1 or type(y[0]) not in (float, int):
+        targets = self._fast_targets(y, 1)
+        weights = ONE if sample_weight is None else self._fast_weights(sample_weight, X)
+        if targets is None or weights is None:
             return False
-        weights = ONE if sample_weight is None else self._one_weight(sample_weight)
-        if weights is None:
-            return False
-        keys, z = self._target_keys(np.asarray(y, dtype=np.float64))
+        keys, z = self._target_keys(targets)
         if _outside_target_range(abs(z[0])):  # NaN is refused by the kernel
             return False
         return learn(self, X, (keys, z, weights, np.empty(1), np.empty(1)))

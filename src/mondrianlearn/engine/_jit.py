@@ -171,8 +171,9 @@ def kernel(function=None, *, allocates=False, inline=False):
     caller instead, which costs seconds of compile time). For the per-tree loops
     that a kernel over all trees calls once per tree and row: a call passes each
     array argument as its seven to nine fields (a tree alone is 13 arrays), which
-    cost a one-row ``partial_fit`` of 10 trees about 1 µs, 12% (AMF, Elec2), for
-    no measurable compile time.
+    cost a one-row ``partial_fit`` of 10 AMF trees on Elec2 about 1 µs of 8 (ad-hoc
+    timings); single ``bench_cold_start.py`` runs with and without the inlining
+    showed no difference in compile time.
     """
     if function is None:
         return functools.partial(kernel, allocates=allocates, inline=inline)
@@ -209,12 +210,13 @@ def compiled_entry(dispatcher, args):
 
     A dispatcher works out the numba type of each argument on every call to choose
     its compiled function: about 0.3 µs of a call of 20 arguments, a tenth of a
-    one-row AMF prediction. The compiled function converts the arguments to the types
-    it was compiled for without checking them, so a caller may call it only with
-    arguments of the types of ``args`` (the same dtype, dimensions, layout and
-    writability of arrays): the prepared one-row calls of ``utils.fast_path`` do,
-    which check the row against the first call's (the labels and weights that also
-    change between calls are arrays of one type that they make themselves).
+    one-row AMF prediction (ad-hoc timings). The compiled function converts the
+    arguments to the types it was compiled for without checking them, so a caller
+    may call it only with arguments of the types of ``args`` (the same dtype,
+    dimensions, layout, alignment and writability of arrays): the prepared one-row
+    calls of ``utils.fast_path`` do, which check the row against the first call's
+    (the labels and weights that also change between calls are arrays of one type
+    that the fast path's checks make).
     Types are worked out from numba's fingerprints of the arguments (what its
     dispatcher keys its own memo on), so preparing a call costs about a microsecond.
     """
