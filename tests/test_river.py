@@ -303,6 +303,28 @@ def test_bad_values_are_refused_before_anything_changes():
     assert pickle.dumps(model) == before
 
 
+def test_prediction_rows_use_the_compiled_assembler():
+    """Rows to predict on are built by ``_assemble_row``'s compiled function, called
+    without numba's dispatcher: the same rows (keys in any order, missing features
+    at their anchors) and the same refusals as the dispatcher's."""
+    from numba import config
+
+    from mondrianlearn.river import _assemble_row, _assembler
+
+    model = mlr.AMFClassifier(n_estimators=2, seed=0)
+    for i in range(30):
+        model.learn_one({"a": i / 30, "b": float(i % 3), "c": -i}, i % 2)
+    if not config.DISABLE_JIT:
+        assert _assembler() is not _assemble_row
+    for x in ({"a": 0.2, "b": 1.0, "c": -3}, {"c": 4, "a": 0.9}, {"b": 2.5}):
+        row = model._row(x, False)
+        expected = model._dict_rows([x], learning=False)[0]
+        assert row.flags.c_contiguous and np.array_equal(row, expected)
+    for bad in ({"a": float("nan")}, {"c": 1.0, "b": float("-inf")}):
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            model.predict_proba_one(bad)
+
+
 ADAPTERS = ["MondrianForestClassifier", "AMFClassifier", "MondrianKernelClassifier",
             "MondrianForestRegressor", "AMFRegressor", "MondrianKernelRegressor"]
 
