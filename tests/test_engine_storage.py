@@ -20,6 +20,7 @@ from mondrianlearn.engine.storage import (
     sample_with_growth,
 )
 from mondrianlearn.engine.tree import META_MAX_LEAF_POINTS, META_N_NODES, TreeState
+from mondrianlearn.utils.feature_scale import RESAMPLE_FREELY_BELOW
 
 
 def _tree(capacity=16):
@@ -201,14 +202,15 @@ def test_a_tree_resampled_online_gets_the_room_of_a_growth_step(n_points):
 
 
 def test_rows_right_after_a_resampling_do_not_grow_the_trees():
-    # On Elec2 the forest re-samples its trees as the date doubles its range; the
-    # rows that follow go into the room the re-sampling reserved (without it, trees
-    # were copied into larger storage within a few rows of each re-sampling).
-    X, y = load_electricity(1300)
+    # On Elec2 the forest re-samples its trees as the date doubles its range (while
+    # it holds few rows); the rows that follow go into the room the re-sampling
+    # reserved (without it, trees were copied into larger storage within a few rows
+    # of each re-sampling).
+    X, y = load_electricity(RESAMPLE_FREELY_BELOW)
     model = MondrianForestClassifier(n_estimators=10, random_state=0)
-    model.partial_fit(X[:300], y[:300])
+    model.partial_fit(X[:20], y[:20])
     resampled = copies = 0
-    for i in range(300, X.shape[0]):
+    for i in range(20, X.shape[0]):
         before = model._resampled_at
         ids = [id(t.arrays.left) for t in model.trees_]
         model.partial_fit(X[i:i + 1], y[i:i + 1])

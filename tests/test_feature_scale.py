@@ -231,11 +231,10 @@ def test_mondrian_forest_batches_equal_rows_while_units_change(cls):
 
 
 @pytest.mark.parametrize("cls", [MondrianForestClassifier, MondrianForestRegressor])
-def test_mondrian_forest_defers_late_resampling_and_bounds_its_cost(cls):
-    """Past RESAMPLE_FREELY_BELOW rows, a unit change waits for the rows to grow by a
-    quarter before the trees are re-sampled (rescaled in place meanwhile): batches
-    still equal rows, and the points re-sampled stay within about five times the
-    rows, although heavy tails change units all along the stream."""
+def test_mondrian_forest_rescales_in_place_past_its_first_rows(cls):
+    """Past RESAMPLE_FREELY_BELOW rows, a unit change rescales the trees in place:
+    no re-sampling however often heavy tails change units, batches still equal
+    rows, and the units are those of the range of all rows."""
     rng = np.random.RandomState(1)
     n = 1500
     X = np.column_stack([rng.pareto(1.0, n), rng.pareto(0.7, n), rng.uniform(size=n),
@@ -243,25 +242,27 @@ def test_mondrian_forest_defers_late_resampling_and_bounds_its_cost(cls):
     z = np.log1p(X[:, 0]) + X[:, 2]
     y = (z > np.median(z)).astype(int) if cls is MondrianForestClassifier else z
     extra = {"classes": [0, 1]} if cls is MondrianForestClassifier else {}
-    resampled = []
+    resampled, changes = [], []
     rows = cls(n_estimators=2, random_state=0)
-    original = rows._resample_trees
+    original, move = rows._resample_trees, rows._change_units
 
     def counted():
         resampled.append(rows._store.n)
         original()
 
-    rows._resample_trees = counted
+    def moved(*args, **kwargs):
+        changes.append(rows.n_samples_seen_)
+        move(*args, **kwargs)
+
+    rows._resample_trees, rows._change_units = counted, moved
     rows.partial_fit(X[:1], y[:1], **extra)
     batches = cls(n_estimators=2, random_state=0).partial_fit(X[:1], y[:1], **extra)
     for i in range(1, n):
         rows.partial_fit(X[i:i + 1], y[i:i + 1])
     for start in range(1, n, 97):
         batches.partial_fit(X[start:start + 97], y[start:start + 97])
-    late = [m for m in resampled if m >= RESAMPLE_FREELY_BELOW]
-    assert len(late) >= 3  # units kept changing after the first rows
-    assert sum(late) <= 5 * n
-    assert all(b >= a * 1.25 for a, b in zip(late, late[1:]))
+    assert resampled and max(resampled) < RESAMPLE_FREELY_BELOW
+    assert sum(c >= RESAMPLE_FREELY_BELOW for c in changes) >= 3  # units kept changing
     _same_trees(rows, batches)
     np.testing.assert_array_equal(_predict(rows, X), _predict(batches, X))
     np.testing.assert_array_equal(rows.feature_scale_,
