@@ -269,6 +269,29 @@ def test_mondrian_forest_rescales_in_place_past_its_first_rows(cls):
                                   units_of_range(X.min(axis=0), X.max(axis=0)))
 
 
+def test_a_pickled_mondrian_forest_with_a_late_resampling_pending_drops_it():
+    """A Mondrian forest saved by a version that put a late re-sampling off
+    (``_units_due`` set) loads without it: its trees were rescaled in place, and it
+    goes on as one that never had it."""
+    from mondrianlearn.utils.feature_scale import NOT_DUE
+
+    rng = np.random.RandomState(2)
+    X = np.column_stack([rng.pareto(1.0, 600), rng.uniform(size=600)])
+    y = (X[:, 1] > 0.5).astype(int)
+    model = MondrianForestClassifier(n_estimators=2, random_state=0)
+    for start in range(0, 400, 50):
+        model.partial_fit(X[start:start + 50], y[start:start + 50], classes=[0, 1])
+    twin = pickle.loads(pickle.dumps(model))
+    model._units_due = model.n_samples_seen_ + 7  # what the older version kept
+    loaded = pickle.loads(pickle.dumps(model))
+    assert loaded._units_due == NOT_DUE
+    for m in (loaded, twin):
+        for i in range(400, 600):
+            m.partial_fit(X[i:i + 1], y[i:i + 1])
+    _same_trees(loaded, twin)
+    np.testing.assert_array_equal(_predict(loaded, X), _predict(twin, X))
+
+
 def test_mondrian_tree_online_has_the_law_of_fit_while_units_change():
     """partial_fit row by row (units change as ranges grow, trees re-sampled) and
     fit (units of all rows) give trees of the same law, in the units of X: root
