@@ -50,9 +50,10 @@ re-sampled from them), so the choices differ:
   replaced tree therefore releases its points, and under ``max_nodes`` the store
   holds the points since the oldest tree still growing;
 - new feature units (``feature_scale="range"``) sample the trees afresh on the
-  stored points, as without drift adaptation, only while every tree holds every
-  stored row (:func:`trees_hold_every_row`: before the first challenger starts);
-  after that they rescale the trees in place, the background trees included
+  stored points, as without drift adaptation (in the forest's first
+  ``utils.feature_scale.RESAMPLE_FREELY_BELOW`` rows), only while every tree holds
+  every stored row (:func:`trees_hold_every_row`: before the first challenger
+  starts); after that they rescale the trees in place, the background trees included
   (sampling trees started at different rows afresh on all stored points would undo
   the adaptation). Rescaling from the first rows on cost 0.50 points against the
   stationary forest on satimage's raw features (``benchmarks/bench_drift.py``);
