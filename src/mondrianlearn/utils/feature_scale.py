@@ -320,8 +320,10 @@ def rescale_boxes(lower, upper, threshold, feature, n_nodes, factors, shifts):
 
     Only the dimensions that move (a factor other than 1 or a shift) are visited:
     a unit changes for one feature at a time, and a float32 bound times 1 plus 0
-    is the same bound. On spambase (57 features), visiting every dimension made
-    learning one row at a time 2.4x slower (ad-hoc timing)."""
+    is the same bound. Learning one row at a time with 10 trees (alternating
+    ad-hoc runs), visiting every dimension cost spambase (57 features) 88-97 µs a
+    row against 73-80 for the Mondrian forest, 77-83 against 64-73 for AMF, and
+    Elec2 5-8%."""
     d = lower.shape[1]
     for k in range(d):
         if factors[k] == 1.0 and shifts[k] == 0.0:
