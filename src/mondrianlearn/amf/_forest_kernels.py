@@ -350,21 +350,28 @@ def predict_value_forest(addresses, sizes, X, units, scaled, moments, aggregate,
         return -1
     prior = moments[1]
     if X.shape[0] == 1 and aggregate and not extend:
-        for t in range(addresses.shape[0]):  # _leaf_cell_forest for a scalar forecast
-            left, right, feature, threshold, root, n_nodes = walk_at(addresses, sizes, t)
-            if n_nodes == 0:
-                out[0] += scale * prior
-                continue
-            capacity = sizes[t, SIZE_NODES]
-            out[0] += scale * leaf_cell_value(
-                left, right, feature, threshold, root, n_nodes, X[0],
-                float_vector_at(addresses, t, COLUMN_STATS + 1, capacity),
-                float_vector_at(addresses, t, COLUMN_STATS + 3, capacity),
-                float_vector_at(addresses, t, COLUMN_STATS + 4, capacity))
+        _leaf_value_forest(addresses, sizes, X[0], prior, scale, out)
         return 1
     _value_batch(addresses, sizes, X, prior, aggregate, extend, scale, out, floats, ints,
                  done, excess, weights, prefix)
     return 1
+
+
+@kernel
+def _leaf_value_forest(addresses, sizes, x, prior, scale, out):
+    """``_leaf_cell_forest`` for a scalar forecast (``leaf_cell_value`` per tree, the
+    prior for a tree that has seen no row), added to ``out[0]``."""
+    for t in range(addresses.shape[0]):
+        left, right, feature, threshold, root, n_nodes = walk_at(addresses, sizes, t)
+        if n_nodes == 0:
+            out[0] += scale * prior
+            continue
+        capacity = sizes[t, SIZE_NODES]
+        out[0] += scale * leaf_cell_value(
+            left, right, feature, threshold, root, n_nodes, x,
+            float_vector_at(addresses, t, COLUMN_STATS + 1, capacity),
+            float_vector_at(addresses, t, COLUMN_STATS + 3, capacity),
+            float_vector_at(addresses, t, COLUMN_STATS + 4, capacity))
 
 
 @kernel(allocates=True)
