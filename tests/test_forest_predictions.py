@@ -138,6 +138,37 @@ def test_far_point_uses_root_with_full_discount():
     np.testing.assert_allclose(far, (ikn - t + t.sum() / 3) / ikn.sum(), atol=1e-4)
 
 
+def test_expected_discount_is_the_truncated_exponential_mean():
+    """The branch-off node's mean discount, computed from the node's own discount,
+    equals ``eta / (eta + gamma) * (1 - exp(-(eta + gamma) delta)) / p`` to a few
+    units in the last place, on both sides of the ``gamma * delta = log 2`` switch
+    and where the terms are tiny (no cancellation)."""
+    from decimal import Decimal, getcontext
+
+    from mondrianlearn.forest._smoothing import expected_discount, node_discount
+
+    getcontext().prec = 50
+
+    def exact(eta, delta, gamma):  # 50 significant digits
+        e, d, g = Decimal(eta), Decimal(delta), Decimal(gamma)
+        num = 1 - (-(e + g) * d).exp()
+        p = 1 - (-e * d).exp()
+        return float(e / (e + g) * num / p)
+
+    worst = 0.0
+    for eta in (1e-9, 1e-3, 0.3, 7.0, 400.0):
+        for delta in (1e-12, 1e-6, 0.01, 0.5, 3.0):
+            for gamma in (0.0, 1e-4, 0.05, 1.0, 80.0):
+                p = -np.expm1(-eta * delta)
+                got = expected_discount(eta, delta, gamma, p, node_discount(delta, gamma))
+                want = exact(eta, delta, gamma)
+                worst = max(worst, abs(got - want) / want)
+    assert worst < 1e-14
+    # limits: a node never cut, a point infinitely far
+    assert expected_discount(2.0, np.inf, 3.0, 1.0, 0.5) == 2.0 / 5.0
+    assert expected_discount(np.inf, 0.5, 3.0, 1.0, np.exp(-1.5)) == 1.0
+
+
 # ---------------------------------------------------------------------- regression
 REGRESSOR_CASES = {
     "batch": (dict(), "fit"),

@@ -135,20 +135,29 @@ def ikn_posterior(tree, counts, gamma, posterior):
 
 
 @kernel
-def expected_discount(eta, delta, gamma, p):
+def expected_discount(eta, delta, gamma, p, discount):
     """Mean discount of a node created by branching off, over its split time.
 
     The split time of the new node is Exponential(eta) truncated to ``[0, delta]``,
-    and its discount is ``exp(-gamma * time)``. ``p`` is the branch-off
-    probability ``1 - exp(-eta * delta)`` that the caller has (``engine.paths``):
-    the truncation's normaliser, so it is not computed twice.
+    and its discount is ``exp(-gamma * time)``: the mean is ``eta / (eta + gamma)
+    * (1 - exp(-(eta + gamma) * delta)) / p``. ``p`` is the branch-off probability
+    ``1 - exp(-eta * delta)`` (the truncation's normaliser) and ``discount`` the
+    node's own ``exp(-gamma * delta)`` (``node_discount``), which the caller has:
+    with ``q = 1 - discount``, ``1 - exp(-(eta + gamma) * delta) = p + q (1 - p)``,
+    a sum of non-negative terms, as accurate as the exponential it replaces (one
+    of the three a node of a prediction path cost; ``q`` is computed with ``expm1``
+    where ``1 - discount`` would lose digits).
     """
     if np.isinf(eta):
         return 1.0  # cut off at once: the new node's split time is 0
     ratio = eta / (eta + gamma)
     if np.isinf(delta):
         return ratio
-    return ratio * (-np.expm1(-(eta + gamma) * delta)) / p
+    if discount > 0.5:  # gamma * delta below log 2: 1 - discount loses digits
+        q = -np.expm1(-gamma * delta)
+    else:
+        q = 1.0 - discount
+    return ratio * (p + q * (1.0 - p)) / p
 
 
 @kernel(allocates=True)
@@ -187,8 +196,9 @@ def predict_proba_point(tree, counts, x, gamma, max_depth, scale, out, nodes, re
     for m in range(length):
         ikn_counts_row(tree, counts, nodes[m], ikn)
         p = probs[m]
+        discount = node_discount(deltas[m], gamma)
         if p > 0.0:
-            d = expected_discount(etas[m], deltas[m], gamma, p)
+            d = expected_discount(etas[m], deltas[m], gamma, p, discount)
             smooth_counts(ikn, d, posterior, branch)
             for k in range(n_classes):
                 out[k] += stay * p * branch[k]
@@ -197,7 +207,7 @@ def predict_proba_point(tree, counts, x, gamma, max_depth, scale, out, nodes, re
                 # x has branched off for sure (p = 1 to double precision): the
                 # nodes below add zeros, and the last posterior has weight 0
                 return
-        smooth_counts(ikn, node_discount(deltas[m], gamma), posterior, posterior)
+        smooth_counts(ikn, discount, posterior, posterior)
     for k in range(n_classes):
         out[k] += stay * posterior[k]
 
