@@ -112,6 +112,30 @@ def smooth_counts(ikn, discount, base, out):
         out[k] = (c - discount * min(c, 1.0) + discount * tables * base[k]) / total
 
 
+@kernel
+def _branch_and_stay(ikn, branch_discount, discount, weight, posterior, out):
+    """``smooth_counts`` twice over one node's counts: add ``weight`` times the
+    posterior of a new node branching off above it (``branch_discount``) to ``out``,
+    then smooth ``posterior`` in place with the node's own ``discount``. The same
+    arithmetic as the two calls, with the counts' sums taken once."""
+    n_classes = ikn.shape[0]
+    total = 0.0
+    tables = 0.0
+    for k in range(n_classes):
+        total += ikn[k]
+        tables += min(ikn[k], 1.0)
+    if total <= 0.0:
+        for k in range(n_classes):
+            out[k] += weight * posterior[k]
+        return
+    for k in range(n_classes):
+        c = ikn[k]
+        base = posterior[k]
+        out[k] += weight * ((c - branch_discount * min(c, 1.0)
+                             + branch_discount * tables * base) / total)
+        posterior[k] = (c - discount * min(c, 1.0) + discount * tables * base) / total
+
+
 @kernel(allocates=True)
 def ikn_posterior(tree, counts, gamma, posterior):
     """Posterior mean ``G_j`` of every node (used to inspect a tree).
@@ -187,7 +211,6 @@ def predict_proba_point(tree, counts, x, gamma, max_depth, scale, out, nodes, re
     deltas = reals[1]
     probs = reals[2]
     ikn = classes[0]
-    branch = classes[1]
     posterior = classes[2]
     length = branch_off_path(tree, x, max_depth, nodes, etas, deltas, probs, excess)
     for k in range(n_classes):
@@ -199,15 +222,14 @@ def predict_proba_point(tree, counts, x, gamma, max_depth, scale, out, nodes, re
         discount = node_discount(deltas[m], gamma)
         if p > 0.0:
             d = expected_discount(etas[m], deltas[m], gamma, p, discount)
-            smooth_counts(ikn, d, posterior, branch)
-            for k in range(n_classes):
-                out[k] += stay * p * branch[k]
+            _branch_and_stay(ikn, d, discount, stay * p, posterior, out)
             stay *= 1.0 - p
             if stay == 0.0:
                 # x has branched off for sure (p = 1 to double precision): the
                 # nodes below add zeros, and the last posterior has weight 0
                 return
-        smooth_counts(ikn, discount, posterior, posterior)
+        else:
+            smooth_counts(ikn, discount, posterior, posterior)
     for k in range(n_classes):
         out[k] += stay * posterior[k]
 
