@@ -135,6 +135,33 @@ def _add_along_path(tree, stats, point_stats, s, key, multiplicity, leaf, one_ho
         node = tree.parent[node]
 
 
+@inline_kernel
+def _add_row(stats, point_stats, s, key, multiplicity, node, one_hot):
+    if one_hot:
+        stats[node, key] += multiplicity * point_stats[s, key]
+    else:
+        for k in range(stats.shape[1]):
+            stats[node, k] += multiplicity * point_stats[s, k]
+
+
+@inline_kernel
+def _add_along_walk(stats, point_stats, s, key, multiplicity, leaf, new_parent, sibling,
+                    path, one_hot):
+    """``_add_along_path`` over the path that ``extend_to_leaf`` recorded in ``path``
+    (root first): it ends at ``leaf``, or at ``sibling`` when a split was inserted
+    above it, whose place the new parent and leaf then take. Reading the recorded
+    ids instead of following ``parent`` links up from the leaf spares a chain of
+    dependent loads, one per level."""
+    end = sibling if new_parent >= 0 else leaf
+    j = 0
+    while path[j] != end:
+        _add_row(stats, point_stats, s, key, multiplicity, path[j], one_hot)
+        j += 1
+    if new_parent >= 0:
+        _add_row(stats, point_stats, s, key, multiplicity, new_parent, one_hot)
+    _add_row(stats, point_stats, s, key, multiplicity, leaf, one_hot)
+
+
 @kernel(inline=True)
 def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
               multiplicity, lifetime, use_pausing, pause_pure, min_samples_split, rng,
@@ -156,7 +183,8 @@ def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
         for k in range(stats.shape[1]):
             stats[new_parent, k] = stats[sibling, k]
             stats[leaf, k] = 0.0
-    _add_along_path(tree, stats, point_stats, s, keys[s], multiplicity, leaf, one_hot)
+    _add_along_walk(stats, point_stats, s, keys[s], multiplicity, leaf, new_parent, sibling,
+                    path, one_hot)
     must_regrow = use_pausing and leaf_must_unpause(tree, leaf, pause_pure,
                                                     min_samples_split)
     return leaf, must_regrow
