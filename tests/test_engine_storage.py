@@ -8,10 +8,12 @@ from mondrianlearn.datasets import load_electricity
 from mondrianlearn.engine.growth import plant_root, sample_blocks
 from mondrianlearn.engine.storage import (
     FREE_NODES,
+    GROW_TOGETHER,
     GROWTH_FACTOR,
     MIN_GROWTH_BYTES,
     SMALL_TREE_FACTOR,
     batch_nodes,
+    grow_together,
     grown_capacity,
     learn_rows,
     must_grow,
@@ -223,3 +225,46 @@ def test_rows_right_after_a_resampling_do_not_grow_the_trees():
             copies += sum(id(t.arrays.left) != a for t, a in zip(model.trees_, ids))
     assert resampled >= 2
     assert copies == 0
+
+
+def _filled(capacity, n_nodes):
+    tree = _tree(capacity)
+    tree.arrays.meta[META_N_NODES] = n_nodes
+    return tree
+
+
+def test_nearly_full_trees_grow_together_by_one_step_within_the_budget():
+    roomy = _filled(1000, int(1000 * (1 - GROW_TOGETHER)) - 1)
+    nearly_full = _filled(1000, int(1000 * (1 - GROW_TOGETHER)) + 1)
+    capped = _filled(1000, 990)
+    grow_together([roomy, nearly_full], limit=None)
+    assert roomy.capacity == 1000
+    assert nearly_full.capacity == grown_capacity(1000, 1001, row_bytes=nearly_full.row_nbytes)
+    grow_together([capped], limit=1000)
+    assert capped.capacity == 1000
+    grow_together([capped], limit=1200)
+    assert capped.capacity == 1200
+
+
+def test_a_forest_grows_its_trees_together_and_learns_the_same():
+    # One row per call: the trees of a Mondrian forest see the same rows and fill
+    # their room within a few dozen rows of each other; when one grows, those
+    # nearly full grow with it, so fewer calls take the way through Python. The
+    # forest is the one learned in a single call, bit for bit.
+    X, y = load_electricity(2300)
+    by_rows = MondrianForestClassifier(n_estimators=10, random_state=0)
+    by_rows.partial_fit(X[:300], y[:300])
+    growing_calls = growths = 0
+    for i in range(300, 2300):
+        before = [t.capacity for t in by_rows.trees_]
+        by_rows.partial_fit(X[i:i + 1], y[i:i + 1])
+        grown = sum(t.capacity != c for t, c in zip(by_rows.trees_, before))
+        growing_calls += grown > 0
+        growths += grown
+    assert growths >= 10
+    assert growing_calls <= growths / 3
+    one_call = MondrianForestClassifier(n_estimators=10, random_state=0)
+    one_call.partial_fit(X[:300], y[:300])
+    one_call.partial_fit(X[300:2300], y[300:2300])
+    Z = X[::4]
+    assert np.array_equal(one_call.predict_proba(Z), by_rows.predict_proba(Z))

@@ -184,6 +184,38 @@ def resampled_nodes(n_points, row_bytes, grows_with_points=True):
     return grown_capacity(first, first + 1, row_bytes=row_bytes)
 
 
+GROW_TOGETHER = 0.25
+"""Share of its capacity under which a tree's free room counts as nearly full
+(:func:`grow_together`)."""
+
+
+def grow_together(trees, limit=None):
+    """Grow now, by one growth step, every tree of ``trees`` that is nearly full
+    (free room under :data:`GROW_TOGETHER` of its capacity).
+
+    For a forest learning rows one call at a time, when one of its trees has just
+    grown. Its trees see the same rows and grow at about the same pace, each a few
+    dozen rows after the other; every growth sends a compiled call back to Python,
+    which then finishes the tree, refreshes the table of the trees' arrays and makes
+    the next call's plan again (about 0.1-0.2 ms for a forest of 10 small trees, in
+    ad-hoc timings, against 5 µs for a call of one row). Grown together, they pay
+    that once. Capacity changes no result (models that renumber their nodes when
+    they grow, AMF, do not call this: their node ids would change at other rows).
+
+    Parameters
+    ----------
+    trees : list of TreeState
+    limit : int, optional
+        Node budget (``max_nodes``): no tree grows past it.
+    """
+    for tree in trees:
+        capacity = tree.capacity
+        if limit is not None and capacity >= limit:
+            continue
+        if capacity - tree.n_nodes < GROW_TOGETHER * capacity:
+            tree.reserve(capacity + 1, limit=limit)
+
+
 def learn_rows(tree, run_kernel, position, n_rows, limit=None, renumber=False, room=None,
                pending=None):
     """Learn rows ``position:n_rows`` in ``tree``, growing its storage between calls.

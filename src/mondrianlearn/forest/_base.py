@@ -25,7 +25,13 @@ from sklearn.utils.validation import check_is_fitted
 from ..engine._jit import compiled_entry
 from ..engine.growth import close_pending_blocks
 from ..engine.saved_trees import restore_derived, without_derived
-from ..engine.storage import batch_nodes, learn_rows, resampled_nodes, sample_with_growth
+from ..engine.storage import (
+    batch_nodes,
+    grow_together,
+    learn_rows,
+    resampled_nodes,
+    sample_with_growth,
+)
 from ..engine.tree import (
     META_MAX_LEAF_POINTS,
     META_N_NODES,
@@ -380,8 +386,12 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         stops, leaves = work[3], work[4]
         n = ids.shape[0]
         todo = [t for t in range(len(trees)) if stops[t] < n or leaves[t] >= 0]
+        capacities = [trees[t].capacity for t in todo]
         run_each(lambda t: _learn_tree(trees[t], store, ids, settings, int(stops[t]),
                                        int(leaves[t])), todo, n_threads)
+        if any(trees[t].capacity != c for t, c in zip(todo, capacities)):
+            max_nodes = settings[4]
+            grow_together(trees, None if max_nodes >= UNBOUNDED else max_nodes)
         if work[1].shape[0] < max(t.capacity for t in trees):
             self._fast_scratch.work["extend"] = _extend_work(store.X.shape[1], trees)
 
