@@ -199,8 +199,9 @@ def grow_together(trees, limit=None):
     which then finishes the tree, refreshes the table of the trees' arrays and makes
     the next call's plan again (about 0.1-0.2 ms for a forest of 10 small trees, in
     ad-hoc timings, against 5 µs for a call of one row). Grown together, they pay
-    that once. Capacity changes no result (models that renumber their nodes when
-    they grow, AMF, do not call this: their node ids would change at other rows).
+    that once. Capacity changes no result. Not for models that renumber their nodes
+    when they grow (AMF): a tree grown early would be renumbered at another row by the
+    fast path than by the full path, whose trees are the same bit for bit.
 
     Parameters
     ----------

@@ -390,8 +390,7 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         run_each(lambda t: _learn_tree(trees[t], store, ids, settings, int(stops[t]),
                                        int(leaves[t])), todo, n_threads)
         if any(trees[t].capacity != c for t, c in zip(todo, capacities)):
-            max_nodes = settings[4]
-            grow_together(trees, None if max_nodes >= UNBOUNDED else max_nodes)
+            grow_together(trees, settings[4])  # max_nodes
         if work[1].shape[0] < max(t.capacity for t in trees):
             self._fast_scratch.work["extend"] = _extend_work(store.X.shape[1], trees)
 
