@@ -120,28 +120,23 @@ def regrow_and_count(tree, X, keys, point_stats, stats, sample_next, sample_mult
 
 
 @inline_kernel
-def _add_along_path(tree, stats, point_stats, s, key, multiplicity, leaf, one_hot):
-    """Add the statistics of sample ``s`` to ``leaf`` and every node above it."""
-    node = leaf
-    if one_hot:
-        value = multiplicity * point_stats[s, key]
-        while node >= 0:
-            stats[node, key] += value
-            node = tree.parent[node]
-        return
-    while node >= 0:  # scalar loop: no temporary array per node of the path
-        for k in range(stats.shape[1]):
-            stats[node, k] += multiplicity * point_stats[s, k]
-        node = tree.parent[node]
-
-
-@inline_kernel
 def _add_row(stats, point_stats, s, key, multiplicity, node, one_hot):
+    """Add ``multiplicity`` times the statistics of sample ``s`` to ``node`` (only
+    the column ``key`` when they are ``one_hot``; scalar loops, no temporary)."""
     if one_hot:
         stats[node, key] += multiplicity * point_stats[s, key]
     else:
         for k in range(stats.shape[1]):
             stats[node, k] += multiplicity * point_stats[s, k]
+
+
+@inline_kernel
+def _add_along_path(tree, stats, point_stats, s, key, multiplicity, leaf, one_hot):
+    """Add the statistics of sample ``s`` to ``leaf`` and every node above it."""
+    node = leaf
+    while node >= 0:
+        _add_row(stats, point_stats, s, key, multiplicity, node, one_hot)
+        node = tree.parent[node]
 
 
 @inline_kernel

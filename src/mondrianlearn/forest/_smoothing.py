@@ -92,17 +92,25 @@ def ikn_counts_row(tree, counts, node, out):
 
 
 @kernel
+def _count_sums(ikn):
+    """``(c, t)``: the total of a node's IKN counts and its number of tables
+    ``sum_k min(c_k, 1)``."""
+    total = 0.0
+    tables = 0.0
+    for k in range(ikn.shape[0]):
+        total += ikn[k]
+        tables += min(ikn[k], 1.0)
+    return total, tables
+
+
+@kernel
 def smooth_counts(ikn, discount, base, out):
     """``out(k) = (c_k - d t_k + d t G_base(k)) / c`` with ``t_k = min(c_k, 1)``.
 
     ``out`` may alias ``base``. A node without counts returns ``base``.
     """
     n_classes = ikn.shape[0]
-    total = 0.0
-    tables = 0.0
-    for k in range(n_classes):
-        total += ikn[k]
-        tables += min(ikn[k], 1.0)
+    total, tables = _count_sums(ikn)
     if total <= 0.0:
         for k in range(n_classes):
             out[k] = base[k]
@@ -119,11 +127,7 @@ def _branch_and_stay(ikn, branch_discount, discount, weight, posterior, out):
     then smooth ``posterior`` in place with the node's own ``discount``. The same
     arithmetic as the two calls, with the counts' sums taken once."""
     n_classes = ikn.shape[0]
-    total = 0.0
-    tables = 0.0
-    for k in range(n_classes):
-        total += ikn[k]
-        tables += min(ikn[k], 1.0)
+    total, tables = _count_sums(ikn)
     if total <= 0.0:
         for k in range(n_classes):
             out[k] += weight * posterior[k]
