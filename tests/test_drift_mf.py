@@ -17,6 +17,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mondrianlearn import MondrianForestClassifier, MondrianForestRegressor
+from mondrianlearn.drift import DEFAULTS
 from mondrianlearn.engine.tree import rounded_down, rounded_up
 from mondrianlearn.utils.fast_path import FAST_MAX_ROWS
 
@@ -43,6 +44,15 @@ def _out(model):
     return "predict_proba" if isinstance(model, MondrianForestClassifier) else "predict"
 
 
+def _drift_smoothing(Est):
+    """Parameters giving a stationary forest the smoothing of its drift-adaptive twin
+    (the classifier's drift setting ``discount``), so that the two may be compared
+    bit for bit."""
+    if Est is MondrianForestClassifier:
+        return {"discount": DEFAULTS["discount"]}
+    return {}
+
+
 def _prequential(model, X, y, batch=50):
     """Test-then-train in mini-batches: per-row hits (or absolute errors) of the
     prediction made before the row was learned (the first batch: NaN)."""
@@ -63,6 +73,8 @@ def _prequential(model, X, y, batch=50):
     ({"no_such_setting": 1}, "Unknown drift settings"),
     ({"drift_delta": 0.0}, "drift_delta"),
     ({"swap_min": 1.5}, "swap_min"),
+    ({"discount": -1.0}, "discount"),
+    ({"discount": np.inf}, "discount"),
     (3, "drift"),
 ])
 @pytest.mark.parametrize("Est, task", CASES)
@@ -93,6 +105,27 @@ def test_drift_none_is_the_stationary_model(Est, task):
 
 
 # ------------------------------------------------------------------ recovery
+def test_classifier_smoothing_with_drift():
+    """With drift adaptation, the classifier's smoothing discount is the drift setting
+    ``discount`` (its young trees lean on their parents) unless ``discount`` is given;
+    the parameter itself is not changed, and the setting can be overridden."""
+    X, y = _stream("c", n=300)
+    stationary = MondrianForestClassifier(n_estimators=2, random_state=0).fit(X, y)
+    adaptive = MondrianForestClassifier(n_estimators=2, random_state=0, drift="adwin").fit(X, y)
+    given = MondrianForestClassifier(n_estimators=2, random_state=0, drift="adwin",
+                                     discount=5.0).fit(X, y)
+    custom = MondrianForestClassifier(n_estimators=2, random_state=0,
+                                      drift={"discount": 2.0}).fit(X, y)
+    assert stationary._gamma() == 10.0 * X.shape[1]
+    assert adaptive._gamma() == DEFAULTS["discount"] and adaptive.discount is None
+    assert given._gamma() == 5.0
+    assert custom._gamma() == 2.0
+    # the smoothing is what the predictions use
+    proba = adaptive.predict_proba(X[:20])
+    adaptive.discount = 10.0 * X.shape[1]
+    assert not np.array_equal(adaptive.predict_proba(X[:20]), proba)
+
+
 def test_classifier_recovers_from_an_abrupt_change():
     X, y = _stream("c")
     stationary = _prequential(MondrianForestClassifier(random_state=0), X, y)
@@ -330,7 +363,7 @@ def test_new_units_re_sample_the_trees_while_every_tree_holds_every_row(Est, tas
     X, y = _stream(task, n=600, change=600, scales=(1.0, 100.0, 0.01))
     X[:, 1] *= np.linspace(1.0, 16.0, 600)  # the unit of feature 1 doubles late too
     quiet = {"first_challenge": -1, "warning_delta": 1e-9, "drift_delta": 1e-9}
-    stationary = Est(n_estimators=3, random_state=2)
+    stationary = Est(n_estimators=3, random_state=2, **_drift_smoothing(Est))
     adaptive = Est(n_estimators=3, random_state=2, drift=quiet)
     default = Est(n_estimators=3, random_state=2, drift="adwin")
     out = _out(stationary)

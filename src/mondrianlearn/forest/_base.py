@@ -577,7 +577,16 @@ class BaseMondrianForestClassifier(ForestClassifierMixin, BaseMondrianForest):
         self._learn(X, keys, point_stats)
 
     def _gamma(self):
-        return 10.0 * self.n_features_in_ if self.discount is None else float(self.discount)
+        """The smoothing discount ``gamma``: the ``discount`` parameter, or when it
+        is None ``10 * n_features`` (the MF paper's), or with drift adaptation the
+        drift setting ``discount`` (``drift.DEFAULTS``, which says why)."""
+        if self.discount is not None:
+            return float(self.discount)
+        drift = self.__dict__.get("_drift_state")
+        if drift is not None:
+            settings = drift.settings  # a model saved before the setting: the default
+            return float(settings.get("discount", drift_module().DEFAULTS["discount"]))
+        return 10.0 * self.n_features_in_
 
     def node_posteriors(self, tree_index=0):
         """Smoothed class probabilities ``G_j`` of every node of one tree.
