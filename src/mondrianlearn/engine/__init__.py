@@ -2,6 +2,7 @@
 
 - :mod:`.tree`: storage (``TreeArrays``, ``TreeState``, ``SampleStore``);
 - :mod:`.storage`: how node storage grows, and the loops that grow it;
+- :mod:`.reserved`: node arrays in reserved memory, grown without copies;
 - :mod:`.layout`: node order in memory (depth-first renumbering);
 - :mod:`.boxes`: a point against a tree: its path, leaf and the boxes that hold it;
 - :mod:`.random`: per-tree random streams usable inside compiled code;

@@ -13,12 +13,14 @@ beside the tree in a :class:`TreeState`, which grows them together.
 
 import itertools
 import math
+import weakref
 from typing import NamedTuple
 
 import numpy as np
 
 from ._jit import borrowed, kernel
 from .layout import depth_first_order, renumbered_ids
+from .reserved import RESERVE_FACTOR, NodeReservation
 from .storage import GROWTH_FACTOR, START_CAPACITY, grown_capacity
 
 UNBOUNDED = 1 << 62
@@ -153,16 +155,22 @@ def _new_rows(array, capacity):
     return np.zeros((capacity,) + array.shape[1:], dtype=array.dtype)
 
 
-def _copy_rows(array, out, order, n, new_id=None):
+def _copy_rows(array, out, order, n, new_id=None, in_place=False):
     """Copy the first ``n`` rows of ``array`` into ``out`` (with ``order``, row ``i``
     of ``out`` is row ``order[i]``, for the ``len(order)`` rows of ``order``); with
-    ``new_id``, the values are node ids, mapped through it (``-1`` stays). Returns
-    the number of rows written; the rows past them are not touched."""
+    ``new_id``, the values are node ids, mapped through it (``-1`` stays);
+    ``in_place``: ``out`` begins with ``array``'s own memory (grown in its
+    reservation). Returns the number of rows written; the rows past them are not
+    touched."""
     if order is None:
-        out[:n] = array[:n]
+        if not in_place:
+            out[:n] = array[:n]
     else:
         n = order.shape[0]
-        np.take(array, order, axis=0, out=out[:n], mode="clip")  # ids are valid
+        if in_place:  # gathered apart first: the rows it reads are being overwritten
+            out[:n] = np.take(array, order, axis=0, mode="clip")
+        else:
+            np.take(array, order, axis=0, out=out[:n], mode="clip")  # ids are valid
     if new_id is not None:
         head = out[:n]
         linked = head >= 0
@@ -213,6 +221,11 @@ resize and trim: 5-13% of a Mondrian forest's profiled ``fit`` in
 ``benchmarks/bench_mf_speed.py`` with this slack, 14-34% when that benchmark last ran
 without it). Rows never used are zeros, which take memory only once written. Pickles
 save no spare room at all."""
+
+_RESERVATIONS = weakref.WeakKeyDictionary()
+"""The :class:`~.reserved.NodeReservation` of each :class:`TreeState` whose node
+arrays grow in reserved memory: where the memory came from is not part of the
+tree's state (not pickled, not copied)."""
 
 _STAMPS = itertools.count(1)
 """Source of ``TreeState.stamp`` values (see there)."""
@@ -313,21 +326,65 @@ class TreeState:
         if needed <= self.capacity:
             return
         capacity = grown_capacity(self.capacity, needed, limit, factor, self.row_nbytes)
-        self._copy_nodes(capacity, self._depth_first_order() if renumber else None)
+        order = self._depth_first_order() if renumber else None
+        rows = RESERVE_FACTOR * capacity
+        self._grow_nodes(capacity, order, rows if limit is None else min(rows, int(limit)))
 
     def renumber(self):
         """Put the nodes in depth-first order (see :mod:`.layout`), keeping the
         capacity: only for callers that hold no node ids across the call."""
         order = self._depth_first_order()
         if order is not None:
-            self._copy_nodes(self.capacity, order)
+            self._grow_nodes(self.capacity, order, RESERVE_FACTOR * self.capacity)
 
     def _copy_nodes(self, capacity, order):
+        """New, compact node arrays of ``capacity`` rows, renumbered by ``order`` (or
+        None): ``trim``."""
+        _RESERVATIONS.pop(self, None)
         fields = self.arrays._asdict()
         self.arrays = None  # so that each old array is freed once it is copied
         self.arrays = TreeArrays(**resize_fields(fields, capacity, order))
         for name, array in self.node_stats.items():
             self.node_stats[name] = _resize_rows(array, capacity, 0, order)
+
+    def _grow_nodes(self, capacity, order, reserve_rows):
+        """Give every node array ``capacity`` rows, renumbered by ``order`` (or None),
+        in memory reserved for ``reserve_rows`` rows (:mod:`.reserved`): arrays that
+        sit in their reservation with room grow in it, without a copy; else they all
+        move into a new one (or, where there is none, into new zeros)."""
+        n = self.n_nodes
+        fields = self.arrays._asdict()
+        meta = fields.pop("meta").copy()
+        new_id = None
+        if order is not None:
+            new_id = renumbered_ids(order, max(n, 1))
+            meta[META_ROOT] = new_id[meta[META_ROOT]]
+        arrays = list(fields.values()) + list(self.node_stats.values())
+        reservation = _RESERVATIONS.get(self)
+        out = None if reservation is None else reservation.grown(arrays, capacity)
+        in_place = out is not None
+        if not in_place:
+            reservation, out = NodeReservation.zeros(
+                [(a.shape[1:], a.dtype) for a in arrays], capacity, reserve_rows)
+            if reservation is None:
+                _RESERVATIONS.pop(self, None)
+            else:
+                _RESERVATIONS[self] = reservation
+        # Each old array is freed once copied (a caller holding no other reference
+        # to them needs room for one array more, not for a second tree).
+        self.arrays = None
+        names = list(fields)
+        stats = list(self.node_stats)
+        for k, name in enumerate(names + stats):
+            if k < len(names):
+                fields[name] = out[k]
+                rows, new_ids = n, new_id if name in _LINKS else None
+            else:
+                self.node_stats[name] = out[k]
+                rows, new_ids = min(capacity, len(arrays[k])), None
+            _copy_rows(arrays[k], out[k], order, rows, new_ids, in_place)
+            arrays[k] = None
+        self.arrays = TreeArrays(**fields, meta=meta)
 
     def _depth_first_order(self):
         """The nodes in depth-first order, or None when that would change nothing

@@ -1,0 +1,125 @@
+"""Node arrays in reserved memory: trees that grow without copying their nodes.
+
+A tree's node arrays grow between compiled calls (:mod:`.storage` decides when and by
+how much). Growing by copying into new arrays costs, beside the copy itself, a page
+fault for every page of fresh memory the copy writes, and on virtual machines a fault
+is dear: about 2.5-3 µs per 4 KiB page on this project's machine, so that growing a
+tree of 1,300 nodes (133 bytes each) took 200-260 µs, about 40 one-row calls of a
+10-tree forest, and the forest's trees grow within a few rows of each other.
+
+Where the system gives memory to a mapping only when a page is first written (Linux
+and macOS), a tree's node arrays are instead placed in one anonymous memory mapping
+with room for several times their rows (:meth:`NodeReservation.zeros`), each at the
+start of a region of its own: the rest of the mapping is address space only, and a
+later growth step is a longer view of the same regions
+(:meth:`NodeReservation.grown`), with no copy and no fault; the new rows are the
+mapping's untouched zero pages. Only when the
+reservation is full are the nodes copied into a larger one. The memory taken is the
+same as with zeroed arrays (pages written), and a tree never holds two copies of its
+nodes at once while it grows in its reservation.
+
+Elsewhere (Windows, whose mappings count against the commit limit whole), or when a
+mapping is refused (an address-space limit, ``ulimit -v``), the arrays are ordinary
+NumPy zeros and grow by copying, as before. Either way a grown array is C-contiguous
+and its rows past the kept ones are zero: nothing else depends on where the memory
+came from. A pickled or copied tree is compact NumPy arrays (``TreeState``).
+"""
+
+import math
+import mmap
+import sys
+import weakref
+
+import numpy as np
+
+RESERVE_FACTOR = 8
+"""Rows reserved, as a multiple of the capacity that made the reservation: a tree
+copies its nodes once per eight-fold growth instead of once per growth step."""
+
+RESERVE_BYTES = 4 << 20
+"""Least address space, in bytes, that a tree's reservation spans (taken only as
+written): a small tree grows for long before its nodes are copied once (a mapping's
+set-up and release cost about 9 µs)."""
+
+_LINUX = sys.platform.startswith("linux")
+LAZY = _LINUX or sys.platform == "darwin"
+"""Whether the system gives anonymous mappings memory only as their pages are first
+written (reservations are used only there)."""
+
+_MAP_NORESERVE = 0x4000
+"""Linux's ``MAP_NORESERVE`` (not exported by Python's ``mmap`` before 3.13): under
+the default overcommit policy, a reservation does not count as committed memory
+until written."""
+
+_FLAGS = getattr(mmap, "MAP_PRIVATE", 0) | (_MAP_NORESERVE if _LINUX else 0)
+
+
+def _zeros(specs, rows):
+    return [np.zeros((rows,) + tail, dtype=dtype) for tail, dtype in specs]
+
+
+_ALIGN = 64
+"""Alignment, in bytes, of each array in a reservation (a cache line)."""
+
+
+class NodeReservation:
+    """The memory reserved for the node arrays of one tree, one region per array in
+    a single mapping, which the arrays grow into.
+
+    Holds no reference to the memory (weak references only): the tree's arrays keep
+    the mapping alive, and once the tree drops them (trimmed, replaced, freed), so is
+    the memory. Made by :meth:`zeros`.
+    """
+
+    __slots__ = ("_views", "_whole", "_regions", "_rows")
+
+    @classmethod
+    def zeros(cls, specs, rows, reserve_rows):
+        """``(reservation, arrays)``: zero arrays of ``rows`` rows, one per ``(row
+        shape, dtype)`` of ``specs``, each at the start of its region of a mapping
+        with room for ``reserve_rows`` rows of every one (at least
+        :data:`RESERVE_BYTES` in all); ``(None, arrays)`` of NumPy zeros when the
+        system does not lend memory lazily (:data:`LAZY`) or refuses the mapping."""
+        specs = [(tuple(tail), np.dtype(dtype)) for tail, dtype in specs]
+        row = sum(dtype.itemsize * math.prod(tail) for tail, dtype in specs)
+        if not LAZY or row == 0:
+            return None, _zeros(specs, rows)
+        reserve_rows = max(int(reserve_rows), int(rows), -(-RESERVE_BYTES // row))
+        regions, start = [], 0
+        for tail, dtype in specs:
+            size = -(-reserve_rows * dtype.itemsize * math.prod(tail) // _ALIGN) * _ALIGN
+            regions.append((start, size, dtype))
+            start += size
+        try:
+            mapping = mmap.mmap(-1, max(start, 1), flags=_FLAGS)
+        except (OSError, ValueError, OverflowError):  # no address space: copy as before
+            return None, _zeros(specs, rows)
+        whole = np.frombuffer(mapping, dtype=np.uint8)  # the base of every array below
+        reservation = cls()
+        reservation._rows = reserve_rows
+        reservation._regions = regions
+        reservation._whole = weakref.ref(whole)
+        arrays = reservation._views_of(whole, [tail for tail, _ in specs], rows)
+        reservation._views = [weakref.ref(a) for a in arrays]
+        return reservation, arrays
+
+    def _views_of(self, whole, tails, rows):
+        return [whole[start:start + size].view(dtype)[: rows * math.prod(tail)]
+                .reshape((rows,) + tail)
+                for (start, size, dtype), tail in zip(self._regions, tails)]
+
+    def grown(self, arrays, rows):
+        """``arrays``, the last arrays this reservation gave (in the same order), with
+        ``rows`` rows in the same memory (their rows kept, the new ones zero, never
+        written), or None when one of them is another array or there is no room."""
+        if rows > self._rows or len(arrays) != len(self._views):
+            return None
+        for view, array in zip(self._views, arrays):
+            if view() is not array:
+                return None
+        whole = self._whole()
+        if whole is None:
+            return None
+        out = self._views_of(whole, [a.shape[1:] for a in arrays], rows)
+        self._views = [weakref.ref(a) for a in out]
+        return out

@@ -1,0 +1,179 @@
+"""Node arrays in reserved memory (engine.reserved): trees grow without copying their
+nodes, and nothing else can tell where the memory came from."""
+
+import copy
+import gc
+import mmap
+import pickle
+
+import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
+
+from mondrianlearn import AMFClassifier, MondrianForestClassifier, MondrianForestRegressor
+from mondrianlearn.engine import reserved
+from mondrianlearn.engine import tree as tree_module
+from mondrianlearn.engine.tree import TreeState
+
+pytestmark = pytest.mark.skipif(not reserved.LAZY, reason="reservations are used on Linux "
+                                "and macOS only (elsewhere trees grow by copying)")
+
+
+def _tree(n_features=3, n_classes=2):
+    return TreeState(n_features, np.arange(4, dtype=np.uint64),
+                     {"stats": np.zeros((16, n_classes))})
+
+
+def _arrays(tree):
+    return list(tree.arrays[:-1]) + list(tree.node_stats.values())
+
+
+def _fill(tree, n):
+    """Write recognisable values into the first ``n`` nodes of every array."""
+    tree.arrays.meta[0] = n
+    for k, array in enumerate(_arrays(tree)):
+        array[:n] = (np.arange(n) % 7 + k).reshape((n,) + (1,) * (array.ndim - 1))
+
+
+def _stream(n=1500, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(size=(n, 4))
+    return X, (X[:, 0] + X[:, 1] > 1).astype(int) + (X[:, 2] > 0.7)
+
+
+def test_a_tree_grows_in_its_reservation_without_copying():
+    tree = _tree()
+    tree.reserve(1000)
+    _fill(tree, 900)
+    before = [a.copy() for a in _arrays(tree)]
+    old = _arrays(tree)
+    tree.reserve(tree.capacity + 1)
+    assert tree.capacity > 1000
+    for a, b, kept in zip(old, _arrays(tree), before):
+        assert np.shares_memory(a, b)  # the same memory: no copy
+        assert b.flags.c_contiguous and b.flags.writeable
+        assert_array_equal(b[:900], kept[:900])
+        assert not b[1000:].any()  # rows never used are zero
+
+
+def test_a_full_reservation_moves_the_nodes_into_a_larger_one():
+    tree = _tree()
+    tree.reserve(1000)
+    _fill(tree, 900)
+    before = [a[:900].copy() for a in _arrays(tree)]
+    rows = tree_module._RESERVATIONS[tree]._rows
+    old = _arrays(tree)
+    tree.reserve(rows + 1)
+    assert tree.capacity > rows
+    for a, b, kept in zip(old, _arrays(tree), before):
+        assert not np.shares_memory(a, b)
+        assert_array_equal(b[:900], kept)
+        assert not b[900:].any()
+
+
+def test_renumbering_in_place_equals_renumbering_by_copy(monkeypatch):
+    X, y = _stream(800)
+    model = AMFClassifier(n_estimators=1, random_state=0).partial_fit(X, y)
+    tree = model.trees_[0]
+    in_place, copied = copy.deepcopy(tree), copy.deepcopy(tree)
+    in_place.reserve(in_place.capacity + 1)  # into a reservation
+    in_place.reserve(in_place.capacity + 1, renumber=True)  # grown in it, renumbered
+    monkeypatch.setattr(reserved, "LAZY", False)
+    copied.reserve(copied.capacity + 1)
+    copied.reserve(copied.capacity + 1, renumber=True)
+    assert in_place.capacity == copied.capacity
+    for a, b in zip(_arrays(in_place), _arrays(copied)):
+        assert_array_equal(a, b)
+    assert_array_equal(in_place.arrays.meta, copied.arrays.meta)
+
+
+@pytest.mark.parametrize("Est", [AMFClassifier, MondrianForestClassifier])
+def test_models_do_not_depend_on_where_their_memory_came_from(Est, monkeypatch):
+    """Learning one row at a time (trees grow often) gives the same trees, node for
+    node, whether they grow in reservations or by copies."""
+    X, y = _stream(1500)
+
+    def learn():
+        model = Est(n_estimators=3, random_state=1).partial_fit(X[:100], y[:100])
+        for i in range(100, len(X)):
+            model.partial_fit(X[i:i + 1], y[i:i + 1])
+        return model
+
+    grown = learn()
+    monkeypatch.setattr(reserved, "LAZY", False)
+    copied = learn()
+    assert any(tree in tree_module._RESERVATIONS for tree in grown.trees_)
+    assert not any(tree in tree_module._RESERVATIONS for tree in copied.trees_)
+    for a, b in zip(grown.trees_, copied.trees_):
+        assert a.capacity == b.capacity
+        for u, v in zip(_arrays(a), _arrays(b)):
+            assert_array_equal(u, v)
+    assert_array_equal(grown.predict_proba(X), copied.predict_proba(X))
+
+
+def test_pickles_and_copies_are_compact_and_independent():
+    X, y = _stream(600)
+    model = MondrianForestRegressor(n_estimators=2, random_state=0)
+    for start in range(0, 600, 50):
+        model.partial_fit(X[start:start + 50], X[start:start + 50, 0])
+    tree = model.trees_[0]
+    assert tree in tree_module._RESERVATIONS
+    predicted = model.predict(X)
+    for twin in (pickle.loads(pickle.dumps(model)), copy.deepcopy(model)):
+        other = twin.trees_[0]
+        assert other not in tree_module._RESERVATIONS
+        assert other.capacity <= max(tree.n_nodes, 2)  # no spare room saved
+        for a, b in zip(_arrays(tree), _arrays(other)):
+            assert not np.shares_memory(a, b)
+        assert_array_equal(twin.predict(X), predicted)
+        twin.partial_fit(X[:50], X[:50, 0] + 5.0)  # learns in memory of its own
+        assert not np.array_equal(twin.predict(X), predicted)
+        assert_array_equal(model.predict(X), predicted)
+
+
+def test_the_memory_is_released_with_the_tree():
+    tree = _tree()
+    tree.reserve(5000)
+    record = tree_module._RESERVATIONS[tree]
+    assert record._whole() is not None
+    del tree
+    gc.collect()
+    assert record._whole() is None  # the mapping went with its last array
+
+
+def test_trimmed_trees_leave_their_reservation():
+    tree = _tree()
+    tree.reserve(5000)
+    _fill(tree, 100)
+    tree.trim()
+    assert tree not in tree_module._RESERVATIONS
+    assert tree.capacity < 5000
+    assert all(a.base is None for a in _arrays(tree))
+
+
+def test_a_refused_mapping_falls_back_to_copies(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OSError("no address space")
+
+    monkeypatch.setattr(mmap, "mmap", refuse)
+    tree = _tree()
+    tree.reserve(5000)
+    _fill(tree, 100)
+    tree.reserve(tree.capacity + 1)
+    assert tree not in tree_module._RESERVATIONS
+    assert all(a.base is None for a in _arrays(tree))
+    assert tree.arrays.parent[99] == 99 % 7
+
+
+def test_arrays_replaced_outside_growth_are_copied_at_the_next_growth():
+    """A tree whose arrays were replaced (new features, new classes) is not grown in
+    the old reservation, which no longer holds its arrays."""
+    tree = _tree()
+    tree.reserve(1000)
+    _fill(tree, 50)
+    tree.add_features(np.array([0.5]))
+    lower = tree.arrays.lower
+    tree.reserve(tree.capacity + 1)
+    assert not np.shares_memory(lower, tree.arrays.lower)
+    assert_array_equal(tree.arrays.lower[:50], lower[:50])
+    assert tree.arrays.lower.shape[1] == 4
