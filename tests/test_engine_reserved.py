@@ -19,6 +19,12 @@ pytestmark = pytest.mark.skipif(not reserved.LAZY, reason="reservations are used
                                 "and macOS only (elsewhere trees grow by copying)")
 
 
+@pytest.fixture(autouse=True)
+def _small_trees_reserved(monkeypatch):
+    """Reservations from the smallest trees on, so that small tests exercise them."""
+    monkeypatch.setattr(reserved, "RESERVE_FROM_BYTES", 1)
+
+
 def _tree(n_features=3, n_classes=2):
     return TreeState(n_features, np.arange(4, dtype=np.uint64),
                      {"stats": np.zeros((16, n_classes))})
@@ -71,20 +77,26 @@ def test_a_full_reservation_moves_the_nodes_into_a_larger_one():
         assert not b[900:].any()
 
 
-def test_renumbering_in_place_equals_renumbering_by_copy(monkeypatch):
+def test_renumbering_growth_copies_into_new_arrays():
+    """A growth that renumbers the nodes (AMF) writes every node anew: into new arrays,
+    not through its reservation, and leaves the reservation."""
     X, y = _stream(800)
-    model = AMFClassifier(n_estimators=1, random_state=0).partial_fit(X, y)
-    tree = model.trees_[0]
-    in_place, copied = copy.deepcopy(tree), copy.deepcopy(tree)
-    in_place.reserve(in_place.capacity + 1)  # into a reservation
-    in_place.reserve(in_place.capacity + 1, renumber=True)  # grown in it, renumbered
-    monkeypatch.setattr(reserved, "LAZY", False)
-    copied.reserve(copied.capacity + 1)
-    copied.reserve(copied.capacity + 1, renumber=True)
-    assert in_place.capacity == copied.capacity
-    for a, b in zip(_arrays(in_place), _arrays(copied)):
-        assert_array_equal(a, b)
-    assert_array_equal(in_place.arrays.meta, copied.arrays.meta)
+    model = AMFClassifier(n_estimators=1, random_state=0).partial_fit(X[:700], y[:700])
+    for i in range(700, 800):  # new nodes at the end: out of depth-first order
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+    tree = copy.deepcopy(model.trees_[0])
+    assert tree._depth_first_order() is not None
+    tree.reserve(tree.capacity + 1)  # into a reservation
+    assert tree in tree_module._RESERVATIONS
+    twin = copy.deepcopy(tree)
+    old = _arrays(tree)
+    tree.reserve(tree.capacity + 1, renumber=True)
+    assert tree not in tree_module._RESERVATIONS
+    assert not any(np.shares_memory(a, b) for a, b in zip(old, _arrays(tree)))
+    twin.renumber()
+    assert twin.capacity < tree.capacity
+    for a, b in zip(_arrays(tree), _arrays(twin)):
+        assert_array_equal(a[:tree.n_nodes], b[:tree.n_nodes])
 
 
 @pytest.mark.parametrize("Est", [AMFClassifier, MondrianForestClassifier])
@@ -102,7 +114,8 @@ def test_models_do_not_depend_on_where_their_memory_came_from(Est, monkeypatch):
     grown = learn()
     monkeypatch.setattr(reserved, "LAZY", False)
     copied = learn()
-    assert any(tree in tree_module._RESERVATIONS for tree in grown.trees_)
+    if Est is MondrianForestClassifier:  # AMF renumbers as it grows: new arrays
+        assert any(tree in tree_module._RESERVATIONS for tree in grown.trees_)
     assert not any(tree in tree_module._RESERVATIONS for tree in copied.trees_)
     for a, b in zip(grown.trees_, copied.trees_):
         assert a.capacity == b.capacity
@@ -177,3 +190,16 @@ def test_arrays_replaced_outside_growth_are_copied_at_the_next_growth():
     assert not np.shares_memory(lower, tree.arrays.lower)
     assert_array_equal(tree.arrays.lower[:50], lower[:50])
     assert tree.arrays.lower.shape[1] == 4
+
+
+def test_only_large_trees_are_reserved(monkeypatch):
+    """Small trees grow by copies into NumPy arrays (memory the allocator may reuse);
+    a tree whose arrays reach ``RESERVE_FROM_BYTES`` moves into a reservation."""
+    monkeypatch.setattr(reserved, "RESERVE_FROM_BYTES", 16 << 20)
+    tree = _tree()
+    tree.reserve(1000)
+    assert tree not in tree_module._RESERVATIONS
+    rows = (16 << 20) // tree.row_nbytes + 1
+    tree.reserve(rows)
+    assert tree in tree_module._RESERVATIONS
+    assert tree_module._RESERVATIONS[tree]._rows >= 8 * rows

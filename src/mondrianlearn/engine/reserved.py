@@ -1,28 +1,29 @@
-"""Node arrays in reserved memory: trees that grow without copying their nodes.
+"""Node arrays in reserved memory: large trees that grow without copying their nodes.
 
 A tree's node arrays grow between compiled calls (:mod:`.storage` decides when and by
 how much). Growing by copying into new arrays costs, beside the copy itself, a page
-fault for every page of fresh memory the copy writes, and on virtual machines a fault
-is dear: about 2.5-3 µs per 4 KiB page on this project's machine, so that growing a
-tree of 1,300 nodes (133 bytes each) took 200-260 µs, about 40 one-row calls of a
-10-tree forest, and the forest's trees grow within a few rows of each other.
+fault for every page of fresh memory the copy writes (2.5-3 µs per 4 KiB page on this
+project's machine), and for as long as the copy lasts the tree is held twice: a
+Mondrian forest of five trees of two million nodes each peaked at 3,528 MB growing by
+copies, 3,205 MB growing in reservations (``benchmarks/bench_stream_memory.py``).
 
 Where the system gives memory to a mapping only when a page is first written (Linux
-and macOS), a tree's node arrays are instead placed in one anonymous memory mapping
-with room for several times their rows (:meth:`NodeReservation.zeros`), each at the
-start of a region of its own: the rest of the mapping is address space only, and a
-later growth step is a longer view of the same regions
-(:meth:`NodeReservation.grown`), with no copy and no fault; the new rows are the
-mapping's untouched zero pages. Only when the
-reservation is full are the nodes copied into a larger one. The memory taken is the
-same as with zeroed arrays (pages written), and a tree never holds two copies of its
-nodes at once while it grows in its reservation.
+and macOS), the node arrays of a large tree (:data:`RESERVE_FROM_BYTES`) are instead
+placed in one anonymous memory mapping with room for several times their rows
+(:meth:`NodeReservation.zeros`), each at the start of a region of its own: the rest of
+the mapping is address space only, and a later growth step is a longer view of the
+same regions (:meth:`NodeReservation.grown`), with no copy and no fault; the new rows
+are the mapping's untouched zero pages. Only when the reservation is full are the
+nodes copied into a larger one. A growth that renumbers the nodes
+(``TreeState.reserve``) writes every node anew anyway, into new arrays. The memory
+taken is the same as with zeroed arrays (pages written).
 
 Elsewhere (Windows, whose mappings count against the commit limit whole), or when a
 mapping is refused (an address-space limit, ``ulimit -v``), the arrays are ordinary
-NumPy zeros and grow by copying, as before. Either way a grown array is C-contiguous
-and its rows past the kept ones are zero: nothing else depends on where the memory
-came from. A pickled or copied tree is compact NumPy arrays (``TreeState``).
+NumPy zeros and grow by copying, as small trees always do. Either way a grown array
+is C-contiguous and its rows past the kept ones are zero: nothing else depends on
+where the memory came from. A pickled or copied tree is compact NumPy arrays
+(``TreeState``).
 """
 
 import math
@@ -36,10 +37,15 @@ RESERVE_FACTOR = 8
 """Rows reserved, as a multiple of the capacity that made the reservation: a tree
 copies its nodes once per eight-fold growth instead of once per growth step."""
 
-RESERVE_BYTES = 4 << 20
-"""Least address space, in bytes, that a tree's reservation spans (taken only as
-written): a small tree grows for long before its nodes are copied once (a mapping's
-set-up and release cost about 9 µs)."""
+RESERVE_FROM_BYTES = 16 << 20
+"""Smallest tree, in bytes of its node arrays at the capacity it grows to, placed in
+a reservation. Smaller trees are NumPy arrays, as before: their copies are short, and
+the allocator gives them memory that earlier arrays freed, already backed, where a
+reservation's pages are new (with every tree in a reservation, a 10-tree forest
+learning letter in mini-batches of 100 was 10-12% slower in a process that had freed
+earlier forests, in alternating runs). Beyond it, NumPy's arrays get new mappings from
+the allocator too (glibc maps allocations of more than 32 MiB anew every time), so
+that each copy faults in every page it writes."""
 
 _LINUX = sys.platform.startswith("linux")
 LAZY = _LINUX or sys.platform == "darwin"
@@ -77,14 +83,14 @@ class NodeReservation:
     def zeros(cls, specs, rows, reserve_rows):
         """``(reservation, arrays)``: zero arrays of ``rows`` rows, one per ``(row
         shape, dtype)`` of ``specs``, each at the start of its region of a mapping
-        with room for ``reserve_rows`` rows of every one (at least
-        :data:`RESERVE_BYTES` in all); ``(None, arrays)`` of NumPy zeros when the
-        system does not lend memory lazily (:data:`LAZY`) or refuses the mapping."""
+        with room for ``reserve_rows`` rows of every one; ``(None, arrays)`` of NumPy
+        zeros when the arrays are small (:data:`RESERVE_FROM_BYTES`), the system does
+        not lend memory lazily (:data:`LAZY`) or it refuses the mapping."""
         specs = [(tuple(tail), np.dtype(dtype)) for tail, dtype in specs]
         row = sum(dtype.itemsize * math.prod(tail) for tail, dtype in specs)
-        if not LAZY or row == 0:
+        if not LAZY or row == 0 or rows * row < RESERVE_FROM_BYTES:
             return None, _zeros(specs, rows)
-        reserve_rows = max(int(reserve_rows), int(rows), -(-RESERVE_BYTES // row))
+        reserve_rows = max(int(reserve_rows), int(rows))
         regions, start = [], 0
         for tail, dtype in specs:
             size = -(-reserve_rows * dtype.itemsize * math.prod(tail) // _ALIGN) * _ALIGN

@@ -155,6 +155,8 @@ class FastPathMixin:
             self._fast_class_index = {c: k for k, c in enumerate(classes.tolist())}
             # one-row key arrays, shared between calls (kernels only read keys)
             self._fast_one_key = [np.full(1, k, dtype=np.int64) for k in range(len(classes))]
+            self._fast_one_key_of = {c: self._fast_one_key[k]
+                                     for c, k in self._fast_class_index.items()}
 
     def _fast_ready(self):
         """Whether the parameters were validated since they last changed (the fast
@@ -434,9 +436,24 @@ class FastPathMixin:
         learn = None if scratch is None else scratch.learn_plan
         if learn is None:
             return False
-        keys = self._fast_keys(y, 1)
+        # the key of one known label (as _fast_keys takes it, written out: it runs on
+        # every one-row call)
+        if type(y) is np.ndarray:
+            if y.shape != (1,):
+                return False
+            label = y.item()
+        elif type(y) is list and len(y) == 1:
+            label = y[0]
+        else:
+            return False
+        try:
+            keys = self._fast_one_key_of.get(label)
+        except TypeError:  # unhashable
+            return False
+        if keys is None:
+            return False
         weights = ONE if sample_weight is None else self._fast_weights(sample_weight, X)
-        return keys is not None and weights is not None and learn(self, X, (keys, weights))
+        return weights is not None and learn(self, X, (keys, weights))
 
     def _fast_keys(self, y, n_rows):
         """Class keys (indices into ``classes_``) of labels all known, else None."""
