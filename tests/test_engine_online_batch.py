@@ -34,6 +34,20 @@ def regression_points():
     return X, np.zeros(30, dtype=np.int64)
 
 
+def wide_points():
+    """26 points in 8-D: features that vary, a constant one, binary ones, a narrow one
+    and a duplicated row, where batch sampling draws its cuts by thinning and passes
+    over few features (``engine.growth._split_by_thinning``)."""
+    rng = np.random.RandomState(2)
+    X = rng.uniform(size=(25, 8))
+    X[:, 2] = 0.5
+    X[:, 3:5] = rng.randint(2, size=(25, 2))
+    X[:, 5] *= 1e-3
+    X = np.vstack([X, X[:1]])
+    keys = (X[:, 0] + X[:, 3] > 1).astype(np.int64)
+    return X, keys
+
+
 SETTINGS = {
     # MF classification: pure blocks are paused.
     "classification-pure-pausing": dict(
@@ -49,6 +63,13 @@ SETTINGS = {
     "regression-finite-lifetime": dict(
         data=regression_points, lifetime=2.0, use_pausing=True, pause_pure=False,
         min_samples_split=3),
+    # More features than points vary in a block, most of them narrow.
+    "wide-pure-pausing": dict(
+        data=wide_points, lifetime=np.inf, use_pausing=True, pause_pure=True,
+        min_samples_split=2),
+    "wide-no-pausing-finite-lifetime": dict(
+        data=wide_points, lifetime=2.0, use_pausing=False, pause_pure=False,
+        min_samples_split=2),
     # The plain Mondrian process restricted to the data (AMF's trees).
     "no-pausing-finite-lifetime": dict(
         data=regression_points, lifetime=3.0, use_pausing=False, pause_pure=False,

@@ -24,7 +24,7 @@ def test_toy_datasets_are_three_binary_problems_in_the_unit_square():
 
 
 def test_fit_toy_models_table_is_the_test_auc_of_the_fitted_models():
-    models = {"MF": MondrianForestClassifier(n_estimators=3, random_state=0)}
+    models = {"MF": MondrianForestClassifier(n_estimators=10, random_state=0)}
     data = {k: v for k, v in toy_datasets(n_samples=80).items() if k != "linear"}
     result = fit_toy_models(models, data, test_size=0.25)
     assert result.columns == ["dataset", "MF"]
