@@ -78,19 +78,24 @@ def test_batch_sampled_nodes_have_the_boxes_of_their_points():
         _check_tree(tree, store.X[:store.n], keys)
 
 
+def _start_sampling(X, capacity):
+    """``(tree, sample_next, indices, stack, rng)`` for sampling a tree of ``capacity``
+    nodes on every row of ``X`` with ``sample_blocks`` (the root block on the stack)."""
+    tree = empty_tree(X.shape[1], capacity)
+    tree.meta[META_N_NODES] = 1
+    tree.meta[META_ROOT] = 0
+    stack = np.empty((len(X) + 1, 3), dtype=np.int64)
+    stack[0] = (0, 0, len(X))
+    return (tree, np.full(len(X), -1, dtype=np.int64), np.arange(len(X), dtype=np.int64),
+            stack, np.arange(1, 5, dtype=np.uint64))
+
+
 def test_blocks_closed_by_a_node_budget_have_the_boxes_of_their_points():
     """A sampling that a node budget stops leaves pending blocks, made paused leaves
     by ``close_pending_blocks``; every node has the box of its points."""
     X, y = _wide(200)
     keys = y.astype(np.int64)
-    tree = empty_tree(X.shape[1], 31)
-    tree.meta[META_N_NODES] = 1
-    tree.meta[META_ROOT] = 0
-    sample_next = np.full(len(X), -1, dtype=np.int64)
-    indices = np.arange(len(X), dtype=np.int64)
-    stack = np.empty((len(X) + 1, 3), dtype=np.int64)
-    stack[0] = (0, 0, len(X))
-    rng = np.arange(1, 5, dtype=np.uint64)
+    tree, sample_next, indices, stack, rng = _start_sampling(X, 31)
     pending = sample_blocks(tree, X, keys, sample_next, indices, stack, 1, 0, np.inf, True,
                             True, 2, rng)
     assert pending > 0  # the budget stopped it
@@ -122,14 +127,7 @@ def test_a_sampling_resumed_after_growth_gives_the_same_tree():
     keys = y.astype(np.int64)
     trees = []
     for capacity in (2 * len(X) + 8, 9):
-        tree = empty_tree(X.shape[1], capacity)
-        tree.meta[META_N_NODES] = 1
-        tree.meta[META_ROOT] = 0
-        sample_next = np.full(len(X), -1, dtype=np.int64)
-        indices = np.arange(len(X), dtype=np.int64)
-        stack = np.empty((len(X) + 1, 3), dtype=np.int64)
-        stack[0] = (0, 0, len(X))
-        rng = np.arange(1, 5, dtype=np.uint64)
+        tree, sample_next, indices, stack, rng = _start_sampling(X, capacity)
         size = 1
         while True:
             size = sample_blocks(tree, X, keys, sample_next, indices, stack, size, 0, np.inf,
