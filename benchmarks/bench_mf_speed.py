@@ -321,13 +321,10 @@ def fit_section(report, datasets, n_trees, repeats):
         "Where MF's fit time goes (cProfile of one fit)",
         markdown_table(["dataset", "fit (profiled)", "sampling kernel",
                         "node-array resize/trim", "other Python"], profile_rows),
-        note="The sampling kernel draws each block's cut by thinning (a pass over its "
-             "points along the few features it draws) and makes the boxes bottom-up: "
-             "it writes a 2 D float32 box for every node (O(n D) in all), where "
-             "ExtraTrees(max_features=1) looks at one feature per node (O(n)) and keeps "
-             "no box; resize/trim is NumPy allocation and copying of the node arrays. "
-             "On wide data most of what is left is writing the boxes into new memory "
-             "(each new 4 KiB page a fault, 2.5-3 us on the project's machine).")
+        note="The sampling kernel computes the bounding box of every node in all D "
+             "features (O(n D) per tree level) where ExtraTrees(max_features=1) looks "
+             "at one feature per node (O(n)); resize/trim is NumPy allocation and "
+             "copying of the node arrays (each node carries a 2 D float box).")
 
 
 if __name__ == "__main__":

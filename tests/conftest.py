@@ -34,7 +34,7 @@ def grow_batch_tree(X, keys, rng, *, lifetime=np.inf, use_pausing=True,
     indices = np.arange(n, dtype=np.int64)
     stack = np.empty((n + 1, 3), dtype=np.int64)
     stack[0] = (0, 0, n)
-    left = sample_blocks(tree, X, keys, sample_next, indices, stack, 1, 0, float(lifetime),
+    left = sample_blocks(tree, X, keys, sample_next, indices, stack, 1, float(lifetime),
                          use_pausing, pause_pure, int(min_samples_split), rng)
     assert left == 0, "capacity must suffice for a whole tree"
     return tree
@@ -58,7 +58,7 @@ def grow_online_tree(X, keys, order, rng, *, lifetime=np.inf, use_pausing=True,
     sample_next = np.full(n, -1, dtype=np.int64)
     stack = np.empty((2, 3), dtype=np.int64)
     stack[0] = (0, 0, 1)
-    sample_blocks(tree, X, keys, sample_next, order[:1].copy(), stack, 1, 0, float(lifetime),
+    sample_blocks(tree, X, keys, sample_next, order[:1].copy(), stack, 1, float(lifetime),
                   use_pausing, pause_pure, int(min_samples_split), rng)
     excess = np.empty(X.shape[1])
     path = np.empty(tree.parent.shape[0], dtype=np.int64)

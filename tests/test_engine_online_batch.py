@@ -36,8 +36,7 @@ def regression_points():
 
 def wide_points():
     """26 points in 8-D: features that vary, a constant one, binary ones, a narrow one
-    and a duplicated row, where batch sampling draws its cuts by thinning and passes
-    over few features (``engine.growth._split_by_thinning``)."""
+    and a duplicated row (blocks in which most features hardly vary)."""
     rng = np.random.RandomState(2)
     X = rng.uniform(size=(25, 8))
     X[:, 2] = 0.5

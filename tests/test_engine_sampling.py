@@ -1,6 +1,7 @@
-"""Batch sampling by thinning (engine.growth.sample_blocks): every node gets the box of
-its points, whichever way the sampling went (cut, paused, stopped by the lifetime or
-by a node budget, resumed after the tree grew, a paused leaf re-sampled)."""
+"""Batch sampling (engine.growth.sample_blocks): every node gets the box of its points,
+whichever way the sampling went (cut, paused, stopped by the lifetime or by a node
+budget, resumed after the tree grew, a paused leaf re-sampled), and a sampling that
+stops for room goes on to the same tree."""
 
 import numpy as np
 from numpy.testing import assert_array_equal
@@ -96,10 +97,10 @@ def test_blocks_closed_by_a_node_budget_have_the_boxes_of_their_points():
     X, y = _wide(200)
     keys = y.astype(np.int64)
     tree, sample_next, indices, stack, rng = _start_sampling(X, 31)
-    pending = sample_blocks(tree, X, keys, sample_next, indices, stack, 1, 0, np.inf, True,
+    pending = sample_blocks(tree, X, keys, sample_next, indices, stack, 1, np.inf, True,
                             True, 2, rng)
     assert pending > 0  # the budget stopped it
-    close_pending_blocks(tree, X, keys, sample_next, indices, stack, pending, 0, np.inf)
+    close_pending_blocks(tree, X, keys, sample_next, indices, stack, pending, np.inf)
 
     class State:  # what _check_tree reads of a TreeState
         arrays, n_nodes = tree, int(tree.meta[META_N_NODES])
@@ -110,7 +111,7 @@ def test_blocks_closed_by_a_node_budget_have_the_boxes_of_their_points():
 
 def test_online_learning_with_re_sampled_leaves_keeps_exact_boxes():
     """One row at a time, paused leaves are re-sampled (``regrow_leaf``) from their
-    points: the re-sampled blocks start from the leaf's box as their bounds."""
+    points; every node keeps the box of its points."""
     X, y = _wide(240)
     model = MondrianForestRegressor(n_estimators=3, random_state=1, min_samples_split=6)
     for i in range(len(X)):
@@ -130,7 +131,7 @@ def test_a_sampling_resumed_after_growth_gives_the_same_tree():
         tree, sample_next, indices, stack, rng = _start_sampling(X, capacity)
         size = 1
         while True:
-            size = sample_blocks(tree, X, keys, sample_next, indices, stack, size, 0, np.inf,
+            size = sample_blocks(tree, X, keys, sample_next, indices, stack, size, np.inf,
                                  True, True, 2, rng)
             if size == 0:
                 break

@@ -158,7 +158,7 @@ def test_the_planted_root_is_what_the_sampler_makes_of_one_point(paused):
     a.parent[0] = -1
     stack = np.zeros((2, 3), dtype=np.int64)
     stack[0, 2] = 1
-    sample_blocks(a, x, keys, sample_next.copy(), np.zeros(1, dtype=np.int64), stack, 1, 0,
+    sample_blocks(a, x, keys, sample_next.copy(), np.zeros(1, dtype=np.int64), stack, 1,
                   7.5, paused, False, 2, rng)
     assert np.array_equal(rng, np.arange(1, 5, dtype=np.uint64))  # no draw
     for name, field in planted.arrays._asdict().items():

@@ -596,7 +596,7 @@ class MondrianForestClassifier(_BackedClassifier):
     >>> from mondrianlearn.river import MondrianForestClassifier
     >>> model = MondrianForestClassifier(n_estimators=10, seed=42)
     >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
-    Accuracy: 90.47%
+    Accuracy: 89.75%
     """
 
     _backing = "mondrianlearn.forest:MondrianForestClassifier"

@@ -37,7 +37,7 @@ from .growth import (
     should_pause,
 )
 from .random import choose_proportional, exponential, uniform_between
-from .tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, MIXED
+from .tree import LEAF, META_MAX_LEAF_POINTS, META_ROOT, MIXED
 
 
 @kernel
@@ -256,12 +256,10 @@ def regrow_leaf(tree, X, keys, sample_next, leaf, lifetime, pause_pure,
     stack[0, 2] = count
     tree.paused[leaf] = False
     tree.leaf_head[leaf] = -1
-    first = tree.meta[META_N_NODES]
-    pending = sample_blocks(tree, X, keys, sample_next, indices[:count], stack, 1, first,
+    pending = sample_blocks(tree, X, keys, sample_next, indices[:count], stack, 1,
                             lifetime, True, pause_pure, min_samples_split, rng)
-    if pending:
-        close_pending_blocks(tree, X, keys, sample_next, indices[:count], stack, pending,
-                             first, lifetime)
+    close_pending_blocks(tree, X, keys, sample_next, indices[:count], stack, pending,
+                         lifetime)
 
 
 @kernel

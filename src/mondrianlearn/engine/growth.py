@@ -4,25 +4,13 @@
 tree's first batch and to re-sample a paused leaf from its points when it must be
 un-paused; both give the Mondrian process restricted to the data. A tree started
 from one point is planted by ``plant_root``.
-
-A block's box is not computed before its cut: the cut is drawn by thinning from
-bounds on the box (``_split_by_thinning``), which costs a pass over the block's
-points along the few features it draws instead of one along every feature, and the
-boxes are made bottom-up once the blocks are done (leaves from their points,
-internal nodes as the unions of their children's, ``finish_boxes``). The work of a
-tree then grows with ``n D`` (every point in one leaf's box) rather than ``n D``
-per level. A Mondrian forest's ``fit`` with one thread, 20 trees, against its cost
-with every block's box computed first (ad-hoc timings, ``benchmarks/
-bench_mf_speed.py`` has the measured table): letter 0.27 to 0.23 s, satimage 0.077 to
-0.061 s, dna 0.068 to 0.044 s, usps 0.90 to 0.70 s (256 features: the boxes of its
-thousands of nodes are most of the work that is left).
 """
 
 import numpy as np
 
 from ._jit import inline_kernel, kernel
 from .boxes import round_down, round_up, set_point_box
-from .random import choose_proportional, exponential, uniform, uniform_between
+from .random import choose_proportional, exponential, uniform_between
 from .tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, MIXED
 
 
@@ -156,181 +144,10 @@ def _make_leaf(tree, sample_next, indices, start, end, node, lifetime, paused):
         tree.meta[META_MAX_LEAF_POINTS] = end - start
 
 
-@kernel
-def _block_label(keys, indices, start, end):
-    """The common label key of ``indices[start:end]``, or ``MIXED``."""
-    label = keys[indices[start]]
-    for i in range(start + 1, end):
-        if keys[indices[i]] != label:
-            return MIXED
-    return label
-
-
-@kernel
-def _all_equal(X, indices, start, end):
-    """Whether the points ``indices[start:end]`` are all the same row (a block of zero
-    extent; most blocks tell otherwise at their second point)."""
-    first = indices[start]
-    for i in range(start + 1, end):
-        s = indices[i]
-        for d in range(X.shape[1]):
-            if X[s, d] != X[first, d]:
-                return False
-    return True
-
-
-@kernel
-def _side(X, indices, start, end, d):
-    """``(low, high)``: the true bounds of ``indices[start:end]`` along feature ``d``."""
-    low = high = X[indices[start], d]
-    for i in range(start + 1, end):
-        v = X[indices[i], d]
-        if v < low:
-            low = v
-        elif v > high:
-            high = v
-    return low, high
-
-
-@kernel
-def _all_sides(X, indices, start, end, low, high):
-    """The true bounds of ``indices[start:end]`` along every feature, in one pass over
-    the rows."""
-    first = indices[start]
-    for d in range(X.shape[1]):
-        low[d] = X[first, d]
-        high[d] = X[first, d]
-    for i in range(start + 1, end):
-        s = indices[i]
-        for d in range(X.shape[1]):
-            v = X[s, d]
-            if v < low[d]:
-                low[d] = v
-            elif v > high[d]:
-                high[d] = v
-
-
-@kernel
-def _split_by_thinning(tree, X, indices, start, end, node, lifetime, rng, bound, known,
-                       low, high, exact):
-    """The first cut of the block ``indices[start:end]`` (``node``), drawn by thinning:
-    ``(split_time, feature)``, or ``(split_time, -1)`` when the block is not cut (its
-    extent is zero, or the split time is not before ``lifetime``).
-
-    A block's cuts come at rate ``e_d``, its points' extent along each feature ``d``.
-    The node's rows hold bounds on its box (the box of the block it was cut from,
-    narrowed along the cut), whose sides ``B_d >= e_d`` are known without a pass
-    over the points: candidate cuts are drawn at rate ``sum B_d`` (the time, then the
-    feature in proportion to ``B_d``), and a candidate along ``d`` is kept with
-    probability ``e_d / B_d``, the one pass it takes over the points being the
-    feature's own. That is thinning of a Poisson process: the first kept candidate
-    has the time and feature of the block's first cut, the same law as drawing them
-    from the extents (Lewis and Shedler, 1979). Every feature passed over is known
-    exactly from then on (``known``, its true bounds in ``low`` and ``high``; ``B_d``
-    becomes ``e_d``): a block in which few features vary, or whose bounds are close,
-    costs a few passes over its points instead of one per feature. With ``exact``,
-    ``low`` and ``high`` already hold the true bounds of every feature.
-    """
-    n_features = X.shape[1]
-    unknown_sum = 0.0
-    n_unknown = 0
-    known_sum = 0.0
-    passes = 0
-    max_passes = max(1, n_features // 8)
-    for d in range(n_features):
-        known[d] = exact
-        if exact:
-            bound[d] = high[d] - low[d]
-            known_sum += bound[d]
-            continue
-        side = float(tree.upper[node, d]) - float(tree.lower[node, d])
-        bound[d] = side
-        if side > 0.0:
-            unknown_sum += side
-            n_unknown += 1
-    t = parent_time(tree, node)
-    while True:
-        rate = known_sum + unknown_sum
-        if not rate > 0.0:
-            return np.inf, -1
-        t += exponential(rng, rate)
-        if not t < lifetime:
-            return t, -1
-        d = choose_proportional(rng, bound, rate)
-        if known[d]:
-            return t, d
-        drawn = bound[d]
-        if passes < max_passes:
-            passes += 1
-            lo, hi = _side(X, indices, start, end, d)
-            low[d] = lo
-            high[d] = hi
-            known[d] = True
-            n_unknown -= 1
-            unknown_sum = unknown_sum - drawn if n_unknown > 0 else 0.0
-            bound[d] = hi - lo
-            known_sum += bound[d]
-        else:
-            # Many features passed over one at a time (a pass reads one value of each
-            # point's row): all of them in one pass over the rows.
-            _all_sides(X, indices, start, end, low, high)
-            known_sum = 0.0
-            for k in range(n_features):
-                known[k] = True
-                bound[k] = high[k] - low[k]
-                known_sum += bound[k]
-            unknown_sum = 0.0
-            n_unknown = 0
-        if uniform(rng) * drawn < bound[d]:  # kept with probability e_d / B_d
-            return t, d
-
-
-@kernel
-def _bound_child(tree, parent, child, known, low, high, d, lo, hi):
-    """Write bounds on the box of ``child``, a block cut from ``parent`` that lies in
-    ``[lo, hi]`` along the cut's feature ``d``: the parent's true bounds where they
-    are ``known``, its own bounds elsewhere (rounded outward, as boxes are)."""
-    for k in range(known.shape[0]):
-        if k == d:
-            tree.lower[child, k] = round_down(lo)
-            tree.upper[child, k] = round_up(hi)
-        elif known[k]:
-            tree.lower[child, k] = round_down(low[k])
-            tree.upper[child, k] = round_up(high[k])
-        else:
-            tree.lower[child, k] = tree.lower[parent, k]
-            tree.upper[child, k] = tree.upper[parent, k]
-
-
-@kernel
-def finish_boxes(tree, first):
-    """Give every internal node with id ``>= first`` the union of its children's boxes
-    (the box of its points: rounding outward commutes with the minimum and
-    maximum), children first: freshly sampled children have larger ids than their
-    parent. Leaves have their boxes already."""
-    n_features = tree.lower.shape[1]
-    for node in range(tree.meta[META_N_NODES] - 1, first - 1, -1):
-        a = tree.left[node]
-        if a == LEAF:
-            continue
-        b = tree.right[node]
-        for k in range(n_features):
-            tree.lower[node, k] = min(tree.lower[a, k], tree.lower[b, k])
-            tree.upper[node, k] = max(tree.upper[a, k], tree.upper[b, k])
-
-
 @kernel(allocates=True)
-def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, first, lifetime,
+def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, lifetime,
                   use_pausing, pause_pure, min_samples_split, rng):
     """Sample the Mondrian blocks waiting on ``stack`` (SampleMondrianBlock).
-
-    A block's first cut is drawn by thinning (``_split_by_thinning``), from bounds on
-    its box rather than the box itself, so that a block costs a few passes over its
-    points instead of one per feature; a block that is not cut becomes a leaf with
-    the box of its points, and once every block is done the internal nodes get the
-    unions of their children's boxes (``finish_boxes``). The law of the tree is the
-    Mondrian process restricted to the data, as when every block's box is computed
-    first.
 
     Parameters
     ----------
@@ -345,14 +162,9 @@ def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, first,
         Sample ids; a pending block owns the slice ``indices[start:end]``, which is
         reordered in place when the block is cut.
     stack : int64 array (n, 3)
-        Pending blocks as ``(node, start, end)``; the node already exists. A node
-        whose ``n_points`` is 0 starts with the box of its points (computed here);
-        otherwise its rows hold bounds on its box (a paused leaf re-sampled: its box).
+        Pending blocks as ``(node, start, end)``; the node already exists.
     stack_size : int
         Number of pending blocks.
-    first : int
-        The first node id made by this sampling (its blocks' nodes from there on,
-        and the blocks first put on ``stack``, are finished by ``finish_boxes``).
     lifetime : float
         Lifetime ``lambda`` of the process (``inf`` allowed).
     use_pausing, pause_pure : bool
@@ -366,14 +178,13 @@ def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, first,
     -------
     stack_size : int
         Blocks still pending: non-zero only when the node capacity ran out (grow
-        the tree and call again with the same stack and ``first``).
+        the tree and call again with the same stack).
     """
     capacity = tree.parent.shape[0]
     n_features = X.shape[1]
+    ranges = np.empty(n_features)
     lower = np.empty(n_features)
     upper = np.empty(n_features)
-    bound = np.empty(n_features)
-    known = np.empty(n_features, dtype=np.bool_)
     while stack_size > 0:
         if tree.meta[META_N_NODES] + 2 > capacity:
             return stack_size
@@ -381,37 +192,20 @@ def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, first,
         node = stack[stack_size, 0]
         start = stack[stack_size, 1]
         end = stack[stack_size, 2]
-        exact = tree.n_points[node] == 0  # no bounds yet: the box of its points
-        if exact:
-            _set_box(tree, X, keys, indices, start, end, node, lower, upper)
-        n_points = end - start
-        label = _block_label(keys, indices, start, end)
-        tree.n_points[node] = n_points
-        tree.label[node] = label
-        if use_pausing and ((pause_pure and label != MIXED) or n_points < min_samples_split):
-            if not exact:
-                _set_box(tree, X, keys, indices, start, end, node, lower, upper)
+        extent = _set_box(tree, X, keys, indices, start, end, node, lower, upper)
+        if use_pausing and should_pause(tree, node, extent, pause_pure, min_samples_split):
             _make_leaf(tree, sample_next, indices, start, end, node, lifetime, True)
             continue
-        if _all_equal(X, indices, start, end):
-            # Zero extent, found without a draw: repeated rows consume the random
-            # stream as one row does (weights equal repeated rows).
-            split_time, d = np.inf, -1
-        else:
-            split_time, d = _split_by_thinning(tree, X, indices, start, end, node, lifetime,
-                                               rng, bound, known, lower, upper, exact)
-        if d < 0:
-            _set_box(tree, X, keys, indices, start, end, node, lower, upper)
-            # a block of zero extent is paused (when blocks are); one whose split
-            # time is not before the lifetime is a leaf of the process
-            _make_leaf(tree, sample_next, indices, start, end, node, lifetime,
-                       use_pausing and split_time == np.inf)
+        split_time = parent_time(tree, node) + exponential(rng, extent)
+        if not split_time < lifetime:
+            _make_leaf(tree, sample_next, indices, start, end, node, lifetime, False)
             continue
-        # The true bounds of the points, not the rounded box: a cut between a rounded
-        # bound and the points would separate none of them.
-        lo = lower[d]
-        hi = upper[d]
-        threshold = uniform_between(rng, lo, hi)  # both sides non-empty
+        # The true bounds of the points (in the buffers), not the rounded box: a cut
+        # between a rounded bound and the points would separate none of them.
+        for d in range(n_features):
+            ranges[d] = upper[d] - lower[d]
+        d = choose_proportional(rng, ranges, extent)
+        threshold = uniform_between(rng, lower[d], upper[d])  # both sides non-empty
         # Partition indices[start:end]: x_d <= threshold first.
         i = start
         j = end - 1
@@ -432,10 +226,6 @@ def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, first,
         right = new_node(tree, node)
         tree.left[node] = left
         tree.right[node] = right
-        _bound_child(tree, node, left, known, lower, upper, d, lo, threshold)
-        _bound_child(tree, node, right, known, lower, upper, d, threshold, hi)
-        tree.n_points[left] = i - start  # not 0: its rows hold bounds
-        tree.n_points[right] = end - i
         stack[stack_size, 0] = right
         stack[stack_size, 1] = i
         stack[stack_size, 2] = end
@@ -443,16 +233,13 @@ def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, first,
         stack[stack_size + 1, 1] = start
         stack[stack_size + 1, 2] = i
         stack_size += 2
-    finish_boxes(tree, first)
     return stack_size
 
 
 @kernel(allocates=True)
-def close_pending_blocks(tree, X, keys, sample_next, indices, stack, stack_size, first,
+def close_pending_blocks(tree, X, keys, sample_next, indices, stack, stack_size,
                          lifetime):
-    """Make every block still waiting on ``stack`` a paused leaf of its points, and
-    finish the boxes of the sampling that started at node ``first``
-    (``sample_blocks``).
+    """Make every block still waiting on ``stack`` a paused leaf of its points.
 
     Used when a node budget stops the sampling: the Mondrian process is paused in
     those blocks (they are not cut), which keeps the tree valid and within budget.
@@ -466,4 +253,3 @@ def close_pending_blocks(tree, X, keys, sample_next, indices, stack, stack_size,
         end = stack[stack_size, 2]
         _set_box(tree, X, keys, indices, start, end, node, lower, upper)
         _make_leaf(tree, sample_next, indices, start, end, node, lifetime, True)
-    finish_boxes(tree, first)

@@ -85,7 +85,7 @@ def sample_tree(tree, X, keys, point_stats, stats, sample_next, sample_mult, ind
     sample_next, sample_mult = borrowed(sample_next), borrowed(sample_mult)
     indices, stack, rng = borrowed(indices), borrowed(stack), borrowed(rng)
     stack_size = sample_blocks(tree, X, keys, sample_next, indices, stack,
-                               stack_size, 0, lifetime, use_pausing, pause_pure,
+                               stack_size, lifetime, use_pausing, pause_pure,
                                min_samples_split, rng)
     if stack_size == 0:
         accumulate_new_nodes(tree, stats, point_stats, sample_next, sample_mult, 0)

@@ -653,7 +653,6 @@ def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
     arrays.meta[META_ROOT] = 0
     arrays.meta[META_MAX_LEAF_POINTS] = 0
     arrays.parent[0] = -1
-    arrays.n_points[0] = 0  # the root's box is that of its points (sample_blocks)
     indices = ids.copy()
     stack = np.empty((n + 1, 3), dtype=np.int64)
     stack[0] = (0, 0, n)
@@ -669,7 +668,7 @@ def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
     if sample_with_growth(tree, run_sampler, batch_nodes(n), limit=max_nodes):
         # Node budget reached: pause what is left.
         close_pending_blocks(tree.arrays, store.X, store.keys, tree.sample_next,
-                             indices, stack, size[0], 0, lifetime)
+                             indices, stack, size[0], lifetime)
         accumulate_new_nodes(tree.arrays, tree.node_stats["stats"], store.stats,
                              tree.sample_next, tree.sample_mult, 0)
 

@@ -138,7 +138,7 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
     ...     _ = clf.partial_fit(X[start:start + 50], y[start:start + 50])
     >>> proba = clf.predict_proba(X[:1])
     >>> proba.round(2).tolist()
-    [[0.99, 0.0, 0.0]]
+    [[0.99, 0.01, 0.0]]
     >>> bool(proba.min() > 0)  # no class seen in training is ruled out
     True
     """

@@ -269,7 +269,6 @@ def sample_partition(tree, X, lifetime):
     arrays.meta[META_ROOT] = 0
     arrays.meta[META_MAX_LEAF_POINTS] = 0
     arrays.parent[0] = -1
-    arrays.n_points[0] = 0  # the root's box is that of its points (sample_blocks)
     indices = np.arange(n, dtype=np.int64)
     keys = np.zeros(n, dtype=np.int64)
     stack = np.empty((n + 1, 3), dtype=np.int64)
@@ -278,7 +277,7 @@ def sample_partition(tree, X, lifetime):
 
     def run_sampler(tree):
         size[0] = sample_blocks(tree.arrays, X, keys, _NO_SAMPLES, indices, stack, size[0],
-                                0, lifetime, False, False, 2, tree.rng_state)
+                                lifetime, False, False, 2, tree.rng_state)
         return size[0]
 
     # A partition of finite lifetime starts small, as it may stop growing with the
