@@ -35,7 +35,8 @@ BOUNDSCHECK_TESTS = ["tests/test_engine_online_batch.py", "tests/test_engine_pro
                      "tests/test_engine_layout.py", "tests/test_engine_jit.py",
                      "tests/test_fast_path.py", "tests/test_fast_path_kernel.py",
                      "tests/test_memory_bound.py", "tests/test_stateful_fuzz.py",
-                     "tests/test_structure_params.py"]
+                     "tests/test_structure_params.py", "tests/test_engine_sampling.py",
+                     "tests/test_engine_reserved.py"]
 
 
 @nox.session
