@@ -3,9 +3,10 @@
 A tree's node arrays grow between compiled calls (:mod:`.storage` decides when and by
 how much). Growing by copying into new arrays costs, beside the copy itself, a page
 fault for every page of fresh memory the copy writes (2.5-3 µs per 4 KiB page on this
-project's machine), and for as long as the copy lasts the tree is held twice: a
-Mondrian forest of five trees of two million nodes each peaked at 3,528 MB growing by
-copies, 3,205 MB growing in reservations (``benchmarks/bench_stream_memory.py``).
+project's machine, ad-hoc timings), and for as long as the copy lasts the tree is held
+twice: on ``benchmarks/bench_stream_memory.py``'s stream, a Mondrian forest of five
+trees of two million nodes each peaked at 3,205 MB growing in reservations, and at
+3,528 MB in the same benchmark's run with reservations switched off (``LAZY`` false).
 
 Where the system gives memory to a mapping only when a page is first written (Linux
 and macOS), the node arrays of a large tree (:data:`RESERVE_FROM_BYTES`) are instead
@@ -43,7 +44,7 @@ a reservation. Smaller trees are NumPy arrays, as before: their copies are short
 the allocator gives them memory that earlier arrays freed, already backed, where a
 reservation's pages are new (with every tree in a reservation, a 10-tree forest
 learning letter in mini-batches of 100 was 10-12% slower in a process that had freed
-earlier forests, in alternating runs). Beyond it, NumPy's arrays get new mappings from
+earlier forests, in alternating ad-hoc runs). Beyond it, NumPy's arrays get new mappings from
 the allocator too (glibc maps allocations of more than 32 MiB anew every time), so
 that each copy faults in every page it writes."""
 

@@ -153,9 +153,9 @@ class FastPathMixin:
         classes = self.__dict__.get("classes_")
         if classes is not None:
             self._fast_class_index = {c: k for k, c in enumerate(classes.tolist())}
-            # one-row key arrays, shared between calls (kernels only read keys)
-            self._fast_one_key = [np.full(1, k, dtype=np.int64) for k in range(len(classes))]
-            self._fast_one_key_of = {c: self._fast_one_key[k]
+            # each label's one-row key array, shared between calls (kernels only read
+            # keys)
+            self._fast_one_key_of = {c: np.full(1, k, dtype=np.int64)
                                      for c, k in self._fast_class_index.items()}
 
     def _fast_ready(self):
@@ -436,8 +436,8 @@ class FastPathMixin:
         learn = None if scratch is None else scratch.learn_plan
         if learn is None:
             return False
-        # the key of one known label (as _fast_keys takes it, written out: it runs on
-        # every one-row call)
+        # the key of one known label, as _fast_keys takes it (written out here: a
+        # method call is a noticeable part of a one-row call)
         if type(y) is np.ndarray:
             if y.shape != (1,):
                 return False
@@ -466,11 +466,10 @@ class FastPathMixin:
             labels = y
         else:
             return None
-        index = self._fast_class_index
         try:
             if n_rows == 1:
-                key = index.get(labels[0])
-                return None if key is None else self._fast_one_key[key]
+                return self._fast_one_key_of.get(labels[0])
+            index = self._fast_class_index
             keys = [index[label] for label in labels]
         except (KeyError, TypeError):  # a new or unhashable label: the full path
             return None
