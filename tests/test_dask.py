@@ -551,7 +551,7 @@ def test_sharded_forest_equals_local_shards_merged(client, classification, regre
         _assert_same_predictions(gathered, local, X_test, exact=True)
 
 
-@pytest.mark.parametrize("name", ["AMF classifier", "MF regressor"])
+@pytest.mark.parametrize("name", ["AMF classifier", "AMF regressor", "MF regressor"])
 def test_drift_adaptive_sharded_forest_gathers_in_trees_mode(client, classification,
                                                              regression, name):
     """Drift-adaptive shards gather into the forest of the local shards merged slot

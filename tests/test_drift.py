@@ -12,7 +12,7 @@ import pickle
 
 import numpy as np
 import pytest
-from numpy.testing import assert_array_equal
+from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mondrianlearn import (
@@ -21,7 +21,14 @@ from mondrianlearn import (
     MondrianForestClassifier,
     MondrianForestRegressor,
 )
-from mondrianlearn.drift import DEFAULTS, drift_event_markers, drift_settings, mark_drift_events
+from mondrianlearn.drift import (
+    DEFAULTS,
+    combine_tree_forecasts,
+    drift_event_markers,
+    drift_settings,
+    mark_drift_events,
+    tree_losses,
+)
 from mondrianlearn.drift._detectors import adwin_mean, adwin_states, adwin_update, adwin_width
 from mondrianlearn.utils.fast_path import FAST_MAX_ROWS
 
@@ -75,6 +82,10 @@ def test_settings_values():
     ({"challenge_growth": 1.0}, "challenge_growth"),
     ({"weight_floor": 0.0}, "weight_floor"),
     ({"bagging": -1.0}, "bagging"),
+    ({"trim": 0.5}, "trim"),
+    ({"trim": -0.1}, "trim"),
+    ({"loss_weighting": -1.0}, "loss_weighting"),
+    ({"loss_weighting": np.inf}, "loss_weighting"),
     (3, "drift"),
 ])
 @pytest.mark.parametrize("Est", [AMFClassifier, AMFRegressor])
@@ -104,6 +115,71 @@ def test_drift_none_is_the_stationary_model(Est, data):
     assert_array_equal(getattr(default, out)(X), getattr(explicit, out)(X))
     for a, b in zip(default.trees_, explicit.trees_):
         assert_array_equal(a.arrays.threshold[: a.n_nodes], b.arrays.threshold[: b.n_nodes])
+
+
+# ------------------------------------------- the regressors' combined forecast
+def _reference_combination(values, losses, trim, eta):
+    """The trimmed mean weighted by recent losses, written out row by row."""
+    n_trees = values.shape[0]
+    k = min(int(np.floor(trim * n_trees)), (n_trees - 1) // 2)
+    known = np.isfinite(losses)
+    filled = np.where(known, losses, losses[known].mean() if known.any() else 0.0)
+    weights = np.exp(-eta * filled)
+    out = []
+    for column in values.T:
+        kept = np.argsort(column, kind="stable")[k:n_trees - k]
+        out.append(np.sum(weights[kept] * column[kept]) / np.sum(weights[kept]))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("n_trees", [1, 2, 3, 10, 21])
+@pytest.mark.parametrize("trim, eta", [(0.0, 0.0), (0.1, 0.0), (0.0, 15.0), (0.1, 15.0),
+                                       (0.3, 40.0)])
+def test_combined_forecast_is_the_weighted_trimmed_mean(n_trees, trim, eta):
+    rng = np.random.RandomState(n_trees)
+    values = rng.normal(size=(n_trees, 50))
+    values[:, :10] = np.round(values[:, :10])  # ties among the trees
+    losses = rng.uniform(size=n_trees)
+    losses[0] = np.nan  # a tree just swapped in: weighs as the others on average
+    settings = drift_settings({"trim": trim, "loss_weighting": eta})
+    combined = combine_tree_forecasts(values, losses, settings)
+    assert_allclose(combined, _reference_combination(values, losses, trim, eta),
+                    rtol=1e-12, atol=1e-12)
+    if trim == 0.0 and eta == 0.0:
+        assert_allclose(combined, values.mean(axis=0), rtol=1e-12, atol=1e-12)
+
+
+def test_combined_forecast_follows_the_tree_that_does_well_lately():
+    values = np.array([[1.0], [5.0], [9.0]])
+    settings = drift_settings({"trim": 0.0, "loss_weighting": 50.0})
+    assert combine_tree_forecasts(values, np.array([0.1, 0.5, 0.5]), settings)[0] < 1.01
+    # Trimming drops the extreme forecasts whatever their weights.
+    settings = drift_settings({"trim": 0.34, "loss_weighting": 50.0})
+    assert combine_tree_forecasts(values, np.array([0.1, 0.5, 0.5]), settings)[0] == 5.0
+    # Weights that all underflow leave the plain mean of the trees kept.
+    settings = drift_settings({"trim": 0.34, "loss_weighting": 1e6})
+    assert combine_tree_forecasts(values, np.array([0.0, 1.0, 1.0]), settings)[0] == 5.0
+
+
+def test_regressor_predicts_its_trees_combined():
+    """A drift-adaptive AMF regressor predicts its foreground trees' means combined
+    with their recent losses; plain settings give the plain mean of the trees."""
+    X, y = _abrupt_regression(n=2400, change=1200)
+    model = AMFRegressor(n_estimators=6, random_state=4, drift="adwin").fit(X, y)
+    state = model._drift_state
+    losses = tree_losses(state)
+    assert np.isfinite(losses).sum() >= 3 and np.ptp(losses[np.isfinite(losses)]) > 0
+    X_test = np.random.RandomState(2).uniform(size=(300, 3))
+    means, variances = model._tree_forecasts(model._check_predict_input(X_test), True)
+    assert means.shape == variances.shape == (6, 300) and np.all(variances >= 0)
+    expected = combine_tree_forecasts(means - model._y_offset, losses, state.settings)
+    assert_allclose(model.predict(X_test), model._y_offset + expected, rtol=0, atol=1e-9)
+    assert not np.allclose(model.predict(X_test), means.mean(axis=0), rtol=0, atol=1e-6)
+    model.set_params(drift={"trim": 0.0, "loss_weighting": 0.0})
+    assert_allclose(model.predict(X_test), means.mean(axis=0), rtol=0, atol=1e-9)
+    mean, std = model.predict(X_test, return_std=True)
+    expected_std = np.sqrt(variances.mean(axis=0) + means.var(axis=0) / 6)
+    assert_allclose(std, expected_std, rtol=1e-9, atol=1e-12)
 
 
 # ------------------------------------------------------------------ recovery

@@ -15,6 +15,7 @@ from mondrianlearn import (
     MondrianForestRegressor,
     merge_forests,
 )
+from mondrianlearn.amf._merge import combine_regression_parts, regression_parts
 
 CLASSES = [AMFClassifier, AMFRegressor, MondrianForestClassifier, MondrianForestRegressor]
 
@@ -63,7 +64,13 @@ def _forecast(model, X):
 
 
 def _average(shards, X):
+    """What the shards predict together: the average of their forecasts, weighted
+    by their numbers of trees; a drift-adaptive AMF regressor combines its trees'
+    forecasts over all the shards (``drift.combine_tree_forecasts``)."""
     sizes = [len(shard.trees_) for shard in shards]
+    if isinstance(shards[0], AMFRegressor):
+        parts = [regression_parts(shard, X, False) for shard in shards]
+        return combine_regression_parts(parts, sizes)
     return sum(n * _forecast(shard, X) for n, shard in zip(sizes, shards)) / sum(sizes)
 
 

@@ -370,6 +370,28 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
                 out[rows] += part
         return out
 
+    def _per_tree(self, X, shape, run_kernel):
+        """``run_kernel(tree, X_rows, part)`` of each tree, apart: an array of shape
+        ``(n_trees, n_rows) + shape`` (``part`` zeros, each tree reading the rows
+        with its drift feature weights), in row chunks."""
+        rows_for = drift_module().rows_for
+        trees = list(self.trees_)
+        out = np.empty((len(trees), X.shape[0]) + shape)
+        width = int(np.prod(shape)) if shape else 1
+        step = max(1, (64 << 20) // (8 * width * max(len(trees), 1)))
+        for start in range(0, X.shape[0], step):
+            rows = slice(start, min(start + step, X.shape[0]))
+            Xc = X[rows]
+
+            def one(tree):
+                part = np.zeros((Xc.shape[0],) + shape)
+                run_kernel(tree, rows_for(self, tree, Xc), part)
+                return part
+
+            for t, part in enumerate(map_trees(one, trees, self.n_jobs)):
+                out[t, rows] = part
+        return out
+
     def weighted_depth(self, X):
         """Depth of each row's prediction, averaged over the aggregation weights.
 

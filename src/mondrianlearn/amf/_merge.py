@@ -178,6 +178,21 @@ def merge_amf_forests(forests, same_stream=False):
     return merged
 
 
+class TreeForecasts(NamedTuple):
+    """The parts of a drift-adaptive AMF regressor's prediction (its trees'
+    forecasts are combined by ``drift.combine_tree_forecasts``, which is not a
+    sum over trees)."""
+
+    means: np.ndarray
+    """Each tree's predictive mean, shape ``(n_trees, n_rows)``."""
+    variances: object
+    """Each tree's predictive variance (same shape), or None."""
+    losses: np.ndarray
+    """Each tree's recent loss (``drift.tree_losses``)."""
+    settings: dict
+    """The drift settings."""
+
+
 def regression_parts(forest, X, return_std):
     """What one group of trees contributes to a forest's regression prediction.
 
@@ -191,18 +206,25 @@ def regression_parts(forest, X, return_std):
 
     Returns
     -------
-    parts : tuple of ndarray
+    parts : tuple of ndarray, or TreeForecasts
         ``(mean,)``: the group's mean prediction; with ``return_std`` also, for AMF,
         the mean over its trees of each tree's predictive variance and the variance
         of the trees' means (population variance over the group); for a Mondrian
         forest, the means over its trees of the noise part of their variance and of
         the rest, and the variance of the trees' means
-        (``MondrianForestRegressor._std_parts``).
+        (``MondrianForestRegressor._std_parts``). A drift-adaptive AMF gives its
+        trees' forecasts apart (:class:`TreeForecasts`).
     """
-    if not return_std:
-        return (forest.predict(X),)
     from ..forest.regressor import MondrianForestRegressor
 
+    state = forest.__dict__.get("_drift_state")
+    if state is not None and not isinstance(forest, MondrianForestRegressor):
+        from ..drift import tree_losses
+
+        means, variances = forest._tree_forecasts(forest._check_predict_input(X), return_std)
+        return TreeForecasts(means, variances, tree_losses(state), dict(state.settings))
+    if not return_std:
+        return (forest.predict(X),)
     if isinstance(forest, MondrianForestRegressor):
         return forest._std_parts(forest._check_predict_input(X))
     single = copy.copy(forest)  # one tree at a time: its mean and its own variance
@@ -224,7 +246,8 @@ def combine_regression_parts(parts, n_trees):
     Parameters
     ----------
     parts : sequence of tuple
-        Parts of each group, all with or all without the variances.
+        Parts of each group, all with or all without the variances (all
+        :class:`TreeForecasts` for a drift-adaptive AMF).
     n_trees : sequence of int
         Number of trees of each group.
 
@@ -238,6 +261,8 @@ def combine_regression_parts(parts, n_trees):
         by the number of trees; a Mondrian forest:
         :func:`mondrianlearn.forest.regressor.forest_variance`.
     """
+    if isinstance(parts[0], TreeForecasts):
+        return _combine_tree_forecasts(parts)
     n_trees = np.asarray(n_trees, dtype=np.float64)
     total = n_trees.sum()
     weights = n_trees / total
@@ -253,3 +278,20 @@ def combine_regression_parts(parts, n_trees):
         return mean, np.sqrt(forest_variance(noise, error, between, int(total)))
     within = sum(w * p[1] for w, p in zip(weights, parts))
     return mean, np.sqrt(np.maximum(within + between / total, 0.0))
+
+
+def _combine_tree_forecasts(parts):
+    """``combine_regression_parts`` of drift-adaptive AMF groups: the trees'
+    forecasts of all groups combined as one forest's (the variance as
+    ``AMFRegressor._predictive_variance``)."""
+    from ..drift import combine_tree_forecasts
+
+    means = np.concatenate([p.means for p in parts])
+    losses = np.concatenate([p.losses for p in parts])
+    mean = combine_tree_forecasts(means, losses, parts[0].settings)
+    if parts[0].variances is None:
+        return mean
+    variances = np.concatenate([p.variances for p in parts])
+    within = variances.mean(axis=0)
+    between = means.var(axis=0)
+    return mean, np.sqrt(np.maximum(within + between / means.shape[0], 0.0))

@@ -113,7 +113,12 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         Adaptation to a stream that changes, as in :class:`AMFClassifier`; a tree's
         loss on a row is its absolute error, forecast before it learns the row, in
         units of three running standard deviations of the target (capped at 1).
-        See :mod:`mondrianlearn.drift`.
+        The forest then predicts the mean of its trees' forecasts without the
+        highest and the lowest tenth, weighted by each tree's recent loss (the
+        settings ``trim`` and ``loss_weighting``: its trees are of different ages,
+        and the plain mean is pulled by the worst of them); the predictive variance
+        is that of the trees as without drift adaptation. See
+        :mod:`mondrianlearn.drift`.
 
     Attributes
     ----------
@@ -461,12 +466,20 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         return value, np.sqrt(self._predictive_variance(X))
 
     def _predict_means(self, X):
-        """The forest's aggregated mean, relative to the offset (tree by tree)."""
+        """The forest's aggregated mean, relative to the offset (tree by tree; with
+        drift adaptation, the trees' means combined by ``drift.combine_forecasts``)."""
+        if "_drift_state" in self.__dict__:
+            drift = drift_module()
+            return drift.combine_forecasts(drift.adopt_settings(self), self._tree_means(X))
+        return self._sum_over_trees(X, (), self._means_kernel(1.0 / len(self.trees_)))
+
+    def _means_kernel(self, scale):
+        """``run(tree, X, part)`` adding ``scale`` times a tree's aggregated mean
+        (relative to the offset) to ``part``."""
         from ._path_sums import predict_value_tree
 
         aggregate = bool(self.use_aggregation)
         extend = bool(self.temporary_extension)
-        scale = 1.0 / len(self.trees_)
         prior = self._y_moments[1]
         no_depths = np.empty(0)  # predict the means, not the depth
 
@@ -476,18 +489,32 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
                                s["log_weight_tree"], aggregate, extend, no_depths,
                                scale, part)
 
-        return self._sum_over_trees(X, (), run)
+        return run
+
+    def _tree_means(self, X):
+        """Each tree's aggregated mean of the rows, relative to the offset: shape
+        ``(n_trees, n_rows)``."""
+        return self._per_tree(X, (), self._means_kernel(1.0))
 
     def _predictive_variance(self, X):
         """Variance of the predictive distribution of each row (see the class Notes):
         the mean over the trees of the variance of each tree's mixture, plus the
-        variance of the mean of the trees' means.
+        variance of the mean of the trees' means."""
+        n_trees = len(self.trees_)
+        sums = self._sum_over_trees(X, (3,), self._moments_kernel()) / n_trees
+        within = sums[:, 2] - sums[:, 1]  # mean over trees of each tree's variance
+        between = sums[:, 1] - sums[:, 0] ** 2  # variance of the trees' means
+        return np.maximum(within + between / n_trees, 0.0)
 
-        Per tree, the mixture's first two moments about the stream's running mean
-        ``c`` are aggregated like the means (the forecast of node ``v`` being
-        ``mean[v] - c`` and ``variance[v] + (mean[v] - c)^2``; an empty leaf's, 0
-        and the stream's variance), which keeps the difference of the moments
-        accurate whatever the location of ``y``.
+    def _moments_kernel(self):
+        """``run(tree, X, part)`` adding to ``part[:, 0:3]`` a tree's mean, its
+        square and the second moment of its mixture, each about the stream's running
+        mean ``c``.
+
+        Per tree, the mixture's first two moments about ``c`` are aggregated like
+        the means (the forecast of node ``v`` being ``mean[v] - c`` and ``variance[v]
+        + (mean[v] - c)^2``; an empty leaf's, 0 and the stream's variance), which
+        keeps the difference of the moments accurate whatever the location of ``y``.
         """
         from ._kernels import node_variances
         from ._path_sums import predict_value_tree
@@ -513,11 +540,18 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
             part[:, 1] += first * first
             part[:, 2] += second
 
-        n_trees = len(self.trees_)
-        sums = self._sum_over_trees(X, (3,), run) / n_trees
-        within = sums[:, 2] - sums[:, 1]  # mean over trees of each tree's variance
-        between = sums[:, 1] - sums[:, 0] ** 2  # variance of the trees' means
-        return np.maximum(within + between / n_trees, 0.0)
+        return run
+
+    def _tree_forecasts(self, X, return_std):
+        """Each tree's predictive mean of the rows ``X`` (checked, in the model's
+        units), shape ``(n_trees, n_rows)``, and with ``return_std`` the variance of
+        each tree's mixture (else None): what a drift-adaptive forest combines
+        (``amf._merge.regression_parts``)."""
+        means = self._y_offset + self._tree_means(X)
+        if not return_std:
+            return means, None
+        moments = self._per_tree(X, (3,), self._moments_kernel())
+        return means, moments[..., 2] - moments[..., 1]
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -12,7 +12,9 @@ measurements. The estimators then record what happened in ``drift_events_``.
 Forests that learned the same stream merge slot by slot (``drift._merge``, through
 ``merge_forests(..., same_stream=True)``).
 
-AMF calls :func:`learn`, :func:`learn_fast`, :func:`predict_fast` and
+AMF calls :func:`learn`, :func:`learn_fast`, :func:`predict_fast`,
+:func:`combine_forecasts` (regressors, after :func:`adopt_settings`;
+:func:`tree_losses` and :func:`combine_tree_forecasts` for its parts) and
 :func:`rows_for`, the Mondrian forests :func:`learn_points`; both
 :func:`foreground_weights` and :func:`move_background_origin` when their
 features get a new origin;
@@ -23,6 +25,9 @@ progressive-metric plot.
 from ._adaptive import (
                         DEFAULTS,
                         EVENTS_DTYPE,
+                        adopt_settings,
+                        combine_forecasts,
+                        combine_tree_forecasts,
                         drift_settings,
                         foreground_weights,
                         learn,
@@ -31,10 +36,13 @@ from ._adaptive import (
                         move_background_origin,
                         predict_fast,
                         rows_for,
+                        tree_losses,
                         trees_hold_every_row,
 )
 from ._plot import drift_event_markers, mark_drift_events
 
-__all__ = ["DEFAULTS", "EVENTS_DTYPE", "drift_settings", "foreground_weights", "learn",
+__all__ = ["DEFAULTS", "EVENTS_DTYPE", "adopt_settings", "combine_forecasts",
+           "combine_tree_forecasts", "drift_settings", "foreground_weights", "learn",
            "learn_fast", "learn_points", "move_background_origin", "predict_fast",
-           "rows_for", "trees_hold_every_row", "drift_event_markers", "mark_drift_events"]
+           "rows_for", "tree_losses", "trees_hold_every_row", "drift_event_markers",
+           "mark_drift_events"]

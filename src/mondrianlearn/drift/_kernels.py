@@ -559,11 +559,11 @@ def predict_proba_slots(addresses, sizes, X, n_classes, dirichlet, aggregate, ex
 
 
 @kernel(allocates=True)
-def predict_value_slots(addresses, sizes, X, prior, aggregate, extend, tree_weights, scale,
-                        row, out, floats, ints, done, excess, weights, prefix_2d, class_row,
-                        prefix):
-    """``predict_proba_slots`` for regression (means relative to the model's offset;
-    an empty tree forecasts ``prior``)."""
+def predict_value_slots(addresses, sizes, X, prior, aggregate, extend, scale, row, values,
+                        floats, ints, done, excess, weights, prefix_2d, class_row, prefix):
+    """Each foreground tree's mean forecast of the rows, ``values[t, i]`` (relative
+    to the model's offset; an empty tree forecasts ``prior``; ``values`` zeroed by
+    the caller), for :func:`combine_forecasts`. Returns as ``predict_proba_slots``."""
     if not finite_rows(X):
         return 0
     n_trees = addresses.shape[0] // 2
@@ -577,8 +577,8 @@ def predict_value_slots(addresses, sizes, X, prior, aggregate, extend, tree_weig
         tree = tree_at(addresses, sizes, t, n_features)
         capacity = sizes[t, SIZE_NODES]
         if tree.meta[META_N_NODES] == 0:
-            for i in range(out.shape[0]):  # scalar loops compile faster
-                out[i] += tree_weights[t] * prior
+            for i in range(X.shape[0]):  # scalar loops compile faster
+                values[t, i] = prior
             continue
         mean = float_vector_at(addresses, t, COLUMN_STATS + 1, capacity)
         log_weight = float_vector_at(addresses, t, COLUMN_STATS + 3, capacity)
@@ -586,10 +586,37 @@ def predict_value_slots(addresses, sizes, X, prior, aggregate, extend, tree_weig
         for i in range(X.shape[0]):
             _weighted_row(X, i, scale, t, row)
             _value_rows(tree, row, mean, prior, log_weight, log_weight_tree, aggregate,
-                        extend, no_depths, tree_weights[t], out[i:i + 1], work, prefix)
+                        extend, no_depths, 1.0, values[t, i:i + 1], work, prefix)
             if aggregate:
                 _clear_done(tree, row, ints[0], done)
     return 1
+
+
+@kernel
+def combine_forecasts(values, tree_weights, n_trim, order, out):
+    """The forest's forecast of each row from its trees' (``values[t, i]``): the
+    mean, weighted by ``tree_weights``, of the trees' forecasts left after the
+    ``n_trim`` smallest and the ``n_trim`` largest are dropped (ties broken by the
+    tree's index, so the result depends on the values only). ``order`` is work
+    space of ``n_trees`` integers."""
+    n_trees = values.shape[0]
+    for i in range(values.shape[1]):
+        for t in range(n_trees):  # insertion sort: a forest has few trees
+            j = t
+            while j > 0 and values[order[j - 1], i] > values[t, i]:
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = t
+        total = 0.0
+        weight = 0.0
+        plain = 0.0
+        for k in range(n_trim, n_trees - n_trim):
+            t = order[k]
+            total += tree_weights[t] * values[t, i]
+            weight += tree_weights[t]
+            plain += values[t, i]
+        # All kept weights can underflow to 0 only for extreme settings: plain mean
+        out[i] = total / weight if weight > 0.0 else plain / (n_trees - 2 * n_trim)
 
 
 @kernel(allocates=True)
