@@ -17,8 +17,9 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mondrianlearn import MondrianForestClassifier, MondrianForestRegressor
-from mondrianlearn.drift import DEFAULTS
+from mondrianlearn.drift import DEFAULTS, combine_tree_forecasts, tree_losses
 from mondrianlearn.engine.tree import rounded_down, rounded_up
+from mondrianlearn.forest.regressor import forest_variance
 from mondrianlearn.utils.fast_path import FAST_MAX_ROWS
 
 N_ROWS, CHANGE = 4000, 2000
@@ -51,6 +52,15 @@ def _drift_smoothing(Est):
     if Est is MondrianForestClassifier:
         return {"discount": DEFAULTS["discount"]}
     return {}
+
+
+def _plain_mean(Est, **settings):
+    """Drift settings whose forest predicts the plain mean of its trees, as the
+    stationary forest does (the regressors' ``trim`` and ``loss_weighting`` off;
+    learning is the same), so that the two may be compared bit for bit."""
+    if Est is MondrianForestRegressor:
+        settings.update(trim=0.0, loss_weighting=0.0)
+    return settings or "adwin"
 
 
 def _prequential(model, X, y, batch=50):
@@ -174,6 +184,31 @@ def test_a_stationary_stream_costs_little(Est, task):
 
 
 # ------------------------------------------------------------- guarantees
+def test_regressor_predicts_its_trees_combined():
+    """The drift-adaptive regressor predicts its trees' means combined with their
+    recent losses (``drift.combine_tree_forecasts``), one row at a time as in a
+    large call; its predictive variance is that of the trees."""
+    X, y = _stream("r", n=1600, change=800, scales=(1.0, 100.0, 0.01))
+    model = MondrianForestRegressor(n_estimators=5, random_state=4, drift="adwin").fit(X, y)
+    X_test = np.random.RandomState(2).uniform(size=(FAST_MAX_ROWS + 40, 3)) * [1, 100, 0.01]
+    means, noise, rest, slots = model._tree_forecasts(model._check_predict_input(X_test), True)
+    assert slots.all() and means.shape == noise.shape == rest.shape == (5, X_test.shape[0])
+    losses = tree_losses(model._drift_state)
+    assert np.ptp(losses) > 0
+    expected = combine_tree_forecasts(means, losses, model._drift_state.settings)
+    mean, std = model.predict(X_test, return_std=True)
+    assert_allclose(mean, expected, rtol=1e-12, atol=1e-12 * np.abs(y).max())
+    assert not np.allclose(mean, means.mean(axis=0), rtol=0, atol=1e-6)
+    assert_allclose(std, np.sqrt(forest_variance(noise.mean(axis=0), rest.mean(axis=0),
+                                                 means.var(axis=0), 5)), rtol=1e-9)
+    large = model.predict(X_test)
+    for i in range(20):
+        assert_array_equal(model.predict(X_test[i:i + 1])[0], large[i])
+    model.set_params(drift={"trim": 0.0, "loss_weighting": 0.0})  # read before learning
+    assert_allclose(model.predict(X_test), means.mean(axis=0), rtol=1e-12,
+                    atol=1e-12 * np.abs(y).max())
+
+
 @pytest.mark.parametrize("Est, task", CASES)
 def test_any_cut_of_the_stream_gives_the_same_model(Est, task):
     """fit, uneven mini-batches and one row at a time give the same forest, with
@@ -193,8 +228,10 @@ def test_any_cut_of_the_stream_gives_the_same_model(Est, task):
         assert_array_equal(getattr(whole, out)(X), getattr(pieces, out)(X))
     else:
         # The regressor stores its targets centred and scaled by its first batch
-        # (a model setting, not the adaptation's): equal up to rounding.
-        assert_allclose(getattr(whole, out)(X), getattr(pieces, out)(X), rtol=1e-12)
+        # (a model setting, not the adaptation's): equal up to rounding (of the
+        # targets' size, for forecasts near 0).
+        assert_allclose(getattr(whole, out)(X), getattr(pieces, out)(X), rtol=1e-12,
+                        atol=1e-12 * np.abs(y).max())
     # One-row predictions (the compiled fast path) agree with a large call.
     large = getattr(whole, out)(X[:FAST_MAX_ROWS + 50])
     for i in range(20):
@@ -364,8 +401,8 @@ def test_new_units_re_sample_the_trees_while_every_tree_holds_every_row(Est, tas
     X[:, 1] *= np.linspace(1.0, 16.0, 600)  # the unit of feature 1 doubles late too
     quiet = {"first_challenge": -1, "warning_delta": 1e-9, "drift_delta": 1e-9}
     stationary = Est(n_estimators=3, random_state=2, **_drift_smoothing(Est))
-    adaptive = Est(n_estimators=3, random_state=2, drift=quiet)
-    default = Est(n_estimators=3, random_state=2, drift="adwin")
+    adaptive = Est(n_estimators=3, random_state=2, drift=_plain_mean(Est, **quiet))
+    default = Est(n_estimators=3, random_state=2, drift=_plain_mean(Est))
     out = _out(stationary)
     for i in range(600):
         for model in (stationary, adaptive, default):

@@ -179,14 +179,18 @@ def merge_amf_forests(forests, same_stream=False):
 
 
 class TreeForecasts(NamedTuple):
-    """The parts of a drift-adaptive AMF regressor's prediction (its trees'
-    forecasts are combined by ``drift.combine_tree_forecasts``, which is not a
-    sum over trees)."""
+    """The parts of a drift-adaptive regressor's prediction (its trees' forecasts
+    are combined by ``drift.combine_tree_forecasts``, which is not a sum over
+    trees), per tree that predicts, in the units of ``y``."""
 
     means: np.ndarray
     """Each tree's predictive mean, shape ``(n_trees, n_rows)``."""
     variances: object
-    """Each tree's predictive variance (same shape), or None."""
+    """AMF: each tree's predictive variance (same shape), or None."""
+    noise: object
+    """Mondrian forest: the noise part of each tree's variance, or None."""
+    rest: object
+    """Mondrian forest: the rest of each tree's variance, or None."""
     losses: np.ndarray
     """Each tree's recent loss (``drift.tree_losses``)."""
     settings: dict
@@ -212,17 +216,24 @@ def regression_parts(forest, X, return_std):
         of the trees' means (population variance over the group); for a Mondrian
         forest, the means over its trees of the noise part of their variance and of
         the rest, and the variance of the trees' means
-        (``MondrianForestRegressor._std_parts``). A drift-adaptive AMF gives its
-        trees' forecasts apart (:class:`TreeForecasts`).
+        (``MondrianForestRegressor._std_parts``). A drift-adaptive forest gives
+        its trees' forecasts apart (:class:`TreeForecasts`).
     """
     from ..forest.regressor import MondrianForestRegressor
 
     state = forest.__dict__.get("_drift_state")
-    if state is not None and not isinstance(forest, MondrianForestRegressor):
-        from ..drift import tree_losses
+    if state is not None:
+        from ..drift import adopt_settings, tree_losses
 
-        means, variances = forest._tree_forecasts(forest._check_predict_input(X), return_std)
-        return TreeForecasts(means, variances, tree_losses(state), dict(state.settings))
+        adopt_settings(forest)
+        rows = forest._check_predict_input(X)
+        losses = tree_losses(state)
+        if isinstance(forest, MondrianForestRegressor):
+            means, noise, rest, slots = forest._tree_forecasts(rows, return_std)
+            return TreeForecasts(means, None, noise, rest, losses[slots],
+                                 dict(state.settings))
+        means, variances = forest._tree_forecasts(rows, return_std)
+        return TreeForecasts(means, variances, None, None, losses, dict(state.settings))
     if not return_std:
         return (forest.predict(X),)
     if isinstance(forest, MondrianForestRegressor):
@@ -247,7 +258,7 @@ def combine_regression_parts(parts, n_trees):
     ----------
     parts : sequence of tuple
         Parts of each group, all with or all without the variances (all
-        :class:`TreeForecasts` for a drift-adaptive AMF).
+        :class:`TreeForecasts` for a drift-adaptive forest).
     n_trees : sequence of int
         Number of trees of each group.
 
@@ -281,17 +292,22 @@ def combine_regression_parts(parts, n_trees):
 
 
 def _combine_tree_forecasts(parts):
-    """``combine_regression_parts`` of drift-adaptive AMF groups: the trees'
-    forecasts of all groups combined as one forest's (the variance as
-    ``AMFRegressor._predictive_variance``)."""
+    """``combine_regression_parts`` of drift-adaptive groups: the trees' forecasts
+    of all groups combined as one forest's (the variance as without drift
+    adaptation: ``AMFRegressor._predictive_variance``, ``forest_variance``)."""
     from ..drift import combine_tree_forecasts
 
     means = np.concatenate([p.means for p in parts])
     losses = np.concatenate([p.losses for p in parts])
     mean = combine_tree_forecasts(means, losses, parts[0].settings)
+    between = means.var(axis=0)
+    if parts[0].noise is not None:  # Mondrian forest
+        from ..forest.regressor import forest_variance
+
+        noise = np.concatenate([p.noise for p in parts]).mean(axis=0)
+        rest = np.concatenate([p.rest for p in parts]).mean(axis=0)
+        return mean, np.sqrt(forest_variance(noise, rest, between, means.shape[0]))
     if parts[0].variances is None:
         return mean
-    variances = np.concatenate([p.variances for p in parts])
-    within = variances.mean(axis=0)
-    between = means.var(axis=0)
+    within = np.concatenate([p.variances for p in parts]).mean(axis=0)
     return mean, np.sqrt(np.maximum(within + between / means.shape[0], 0.0))

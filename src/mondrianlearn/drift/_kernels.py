@@ -598,10 +598,13 @@ def combine_forecasts(values, tree_weights, n_trim, order, out):
     mean, weighted by ``tree_weights``, of the trees' forecasts left after the
     ``n_trim`` smallest and the ``n_trim`` largest are dropped (ties broken by the
     tree's index, so the result depends on the values only). ``order`` is work
-    space of ``n_trees`` integers."""
+    space of ``n_trees`` integers. Without trimming the trees are added in their
+    order, so that equal weights give the forest's plain mean bit for bit."""
     n_trees = values.shape[0]
+    for t in range(n_trees):
+        order[t] = t
     for i in range(values.shape[1]):
-        for t in range(n_trees):  # insertion sort: a forest has few trees
+        for t in range(n_trees if n_trim > 0 else 0):  # insertion sort: few trees
             j = t
             while j > 0 and values[order[j - 1], i] > values[t, i]:
                 order[j] = order[j - 1]

@@ -247,12 +247,14 @@ def _proba_trees(addresses, sizes, X, n_classes, gamma, max_depth, scale, out, n
 
 
 @kernel(allocates=True)
-def predict_mean_forest(addresses, sizes, X, units, scaled, max_depth, mean, nodes, reals,
-                        excess):
+def predict_mean_forest(addresses, sizes, X, units, scaled, max_depth, mean, per_tree, nodes,
+                        reals, excess):
     """Sum over the trees that have seen a point of their predictive means
     (``predict_moments_tree`` per tree, without the second moment; the rows read in
     ``units`` as in ``predict_proba_forest``); returns the number of such trees, or
     -1 if the rows are not finite, or -2 if a tree does not fit the work arrays.
+    Each tree's means also go to its row of ``per_tree`` unless that has no rows
+    (drift adaptation combines them; the rows of empty trees are left as they are).
     (``predict(return_std=True)`` takes the full path.)"""
     if units.shape[1]:
         to_units(X, units, scaled)
@@ -274,4 +276,7 @@ def predict_mean_forest(addresses, sizes, X, units, scaled, max_depth, mean, nod
                       (nodes, reals[0], reals[1], reals[2], excess))
         for i in range(mean.shape[0]):
             mean[i] += m[i]
+        if per_tree.shape[0]:
+            for i in range(mean.shape[0]):
+                per_tree[t, i] = m[i]
     return trained

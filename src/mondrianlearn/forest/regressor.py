@@ -3,6 +3,7 @@
 import numpy as np
 import scipy.sparse as sp
 
+from ..utils.drift_param import drift_module
 from ..utils.estimator import ForestRegressorMixin
 from ..utils.fast_path import FAST_MAX_ROWS, NEW_UNITS, NO_UNITS, fast_call
 from ..utils.parallel import map_trees
@@ -22,6 +23,9 @@ _ZERO_KEY = np.zeros(1, dtype=np.int64)
 
 _NO_VARIANCES = np.empty(0)
 """``variances`` of ``predict_moments_tree`` when only the means are wanted."""
+
+_NO_PER_TREE = np.empty((0, 0))
+"""``per_tree`` of ``predict_mean_forest`` when only the forest's mean is wanted."""
 
 
 def forest_variance(noise, error, between, n_trees):
@@ -104,8 +108,13 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
         the tree; scheduled challengers renew trees that gradual changes left
         behind. Trees then grow point by point (in ``fit`` too), new feature
         units rescale them in place, and stored points that no tree needs any
-        more are dropped. A dict replaces some settings of ``"adwin"`` (keys of
-        :data:`mondrianlearn.drift.DEFAULTS`). See :mod:`mondrianlearn.drift`.
+        more are dropped. The forest predicts the mean of its trees' forecasts
+        without the highest and the lowest tenth, weighted by each tree's recent
+        loss (settings ``trim`` and ``loss_weighting``, as
+        :class:`~mondrianlearn.AMFRegressor`; the predictive variance is that of
+        the trees as without drift adaptation). A dict replaces some settings of
+        ``"adwin"`` (keys of :data:`mondrianlearn.drift.DEFAULTS`). See
+        :mod:`mondrianlearn.drift`.
 
     Attributes
     ----------
@@ -324,15 +333,23 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
         if table is None:
             return None
         scaled = self._fast_scaled(X.shape[0], X.shape[1]) if units.shape[1] else X
+        drift = self.__dict__.get("_drift_state")
         for fresh in (False, True):
             mean = np.zeros(X.shape[0])
+            per_tree = (_NO_PER_TREE if drift is None
+                        else np.full((table.addresses.shape[0], X.shape[0]), np.nan))
             nodes, reals, _, excess = self._predict_work(X.shape[1], 0, fresh)
             trained = predict_mean_forest(table.addresses, table.sizes, X, units, scaled,
-                                          self._max_depth_value(), mean, nodes, reals, excess)
+                                          self._max_depth_value(), mean, per_tree, nodes,
+                                          reals, excess)
             if trained != -2:  # -2: a tree outgrew the work arrays
                 break
         if trained < 0:
             return None
+        if drift is not None and trained:
+            slots = ~np.isnan(per_tree[:, 0])  # the trees that have seen a point
+            return self._y_offset + self._y_scale * drift_module().combine_forecasts(
+                drift, per_tree[slots], slots)
         return self._y_offset + self._y_scale * (mean / max(trained, 1))
 
     def _predict_validated(self, X, return_std=False):
@@ -364,17 +381,43 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
     def _tree_parts(self, X, with_variance):
         """Mean over the trees of their means and, ``with_variance``, of the noise
         part of their variance and the rest, and the variance of their means
-        (scaled targets; otherwise those three are 0)."""
+        (scaled targets; otherwise those three are 0). With drift adaptation, the
+        first is the trees' means combined (``drift.combine_forecasts``)."""
+        trees = self._trained_trees()
+        drift = None
+        if "_drift_state" in self.__dict__:
+            drift = drift_module().adopt_settings(self)
+            slots = np.array([t.n_nodes > 0 for t in self.trees_])
+            combined = np.zeros(X.shape[0])
+        mean = np.zeros(X.shape[0])
+        noise = np.zeros(X.shape[0])  # sum over trees of the noise part of their variance
+        error = np.zeros(X.shape[0])  # sum over trees of the rest, e_t (class Notes)
+        between = np.zeros(X.shape[0])  # variance of the trees' means
+        for rows, parts in self._per_tree_chunks(X, with_variance):
+            for m, capped, rest in parts:
+                mean[rows] += m
+                if with_variance:
+                    noise[rows] += capped
+                    error[rows] += rest
+            if with_variance and parts:
+                between[rows] = np.var([m for m, _, _ in parts], axis=0)
+            if drift is not None and parts:
+                combined[rows] = drift_module().combine_forecasts(
+                    drift, np.array([m for m, _, _ in parts]), slots)
+        n_trees = max(len(trees), 1)
+        first = mean / n_trees if drift is None else combined
+        return first, noise / n_trees, error / n_trees, between
+
+    def _per_tree_chunks(self, X, with_variance):
+        """``(rows, parts)`` over chunks of the rows of ``X`` (the trees' units):
+        ``parts`` holds, per tree that has seen a point, its means, and
+        ``with_variance`` the noise part of its variance and the rest (else None)."""
         max_depth = self._max_depth_value()
         trees = self._trained_trees()
         if with_variance:
             variances = map_trees(self._node_variances, trees, self.n_jobs)
         else:
             variances = [(_NO_VARIANCES, 0.0)] * len(trees)
-        mean = np.zeros(X.shape[0])
-        noise = np.zeros(X.shape[0])  # sum over trees of the noise part of their variance
-        error = np.zeros(X.shape[0])  # sum over trees of the rest, e_t (class Notes)
-        between = np.zeros(X.shape[0])  # variance of the trees' means
         for rows in self._chunks(X.shape[0], 3):
             Xc = X[rows]
 
@@ -390,16 +433,29 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
                 capped = np.minimum(within, bound)
                 return m, capped, within - capped + spread
 
-            parts = map_trees(one, list(zip(trees, variances)), self.n_jobs)
-            for m, capped, rest in parts:
-                mean[rows] += m
-                if with_variance:
-                    noise[rows] += capped
-                    error[rows] += rest
-            if with_variance and parts:
-                between[rows] = np.var([m for m, _, _ in parts], axis=0)
-        n_trees = max(len(trees), 1)
-        return mean / n_trees, noise / n_trees, error / n_trees, between
+            yield rows, map_trees(one, list(zip(trees, variances)), self.n_jobs)
+
+    def _tree_forecasts(self, X, return_std):
+        """Each tree's (that has seen a point) predictive mean of the rows ``X``
+        (checked, in the model's units), in the units of ``y``, shape ``(n_trees,
+        n_rows)``; with ``return_std`` also the noise part of each tree's variance
+        and the rest (else None); and the slots of those trees: what a
+        drift-adaptive forest combines (``amf._merge.regression_parts``)."""
+        slots = np.array([t.n_nodes > 0 for t in self.trees_])
+        n = int(slots.sum())
+        means = np.zeros((n, X.shape[0]))
+        noise = np.zeros((n, X.shape[0])) if return_std else None
+        rest = np.zeros((n, X.shape[0])) if return_std else None
+        for rows, parts in self._per_tree_chunks(X, return_std):
+            for k, (m, capped, other) in enumerate(parts):
+                means[k, rows] = m
+                if return_std:
+                    noise[k, rows] = capped
+                    rest[k, rows] = other
+        square = np.float64(self._y_scale) ** 2
+        if return_std:
+            noise, rest = square * noise, square * rest
+        return self._y_offset + self._y_scale * means, noise, rest, slots
 
     @staticmethod
     def _node_variances(tree):
