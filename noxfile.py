@@ -36,7 +36,11 @@ BOUNDSCHECK_TESTS = ["tests/test_engine_online_batch.py", "tests/test_engine_pro
                      "tests/test_fast_path.py", "tests/test_fast_path_kernel.py",
                      "tests/test_memory_bound.py", "tests/test_stateful_fuzz.py",
                      "tests/test_structure_params.py", "tests/test_engine_sampling.py",
-                     "tests/test_engine_reserved.py"]
+                     "tests/test_engine_reserved.py",
+                     # the drift-adaptive regressors' combination of their trees
+                     "tests/test_drift.py::test_combined_forecast_is_the_weighted_trimmed_mean",
+                     "tests/test_drift.py::test_regressor_predicts_its_trees_combined",
+                     "tests/test_drift_mf.py::test_regressor_predicts_its_trees_combined"]
 
 
 @nox.session
