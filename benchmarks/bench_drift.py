@@ -54,6 +54,11 @@ Run ``python benchmarks/bench_drift.py`` (about an hour on 2 cores: river's ARF
 takes most of it) or ``--quick`` (5,000 rows per stream, one seed, 200,000 rows
 for memory; a few minutes). ``--processes 2`` runs the streams in two processes.
 Writes ``benchmarks/results/bench_drift.md`` (``bench_drift_quick.md``).
+
+Settings chosen on seeds 0-2 are checked on others with ``--first-seed 3`` (seeds
+3-5, their own report and cache, ``bench_drift_seeds3-5.md``), on some streams
+with ``--streams`` (e.g. ``--first-seed 3 --streams friedman_lea friedman_gra
+friedman_gsg``).
 """
 
 import json
@@ -348,21 +353,46 @@ def main():
                         help="forget the runs cached in results/bench_drift_runs.jsonl")
     parser.add_argument("--report-only", action="store_true",
                         help="no new runs: the report of the cached ones")
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="seeds first-seed, first-seed + 1, ... (default 0); other "
+                             "seeds than 0-2 write their own report and cache "
+                             "(bench_drift_seeds<first>-<last>.md)")
+    parser.add_argument("--streams", nargs="+", default=None,
+                        choices=CLASSIFICATION + REGRESSION + STATIONARY + ("memory",),
+                        help="only these streams ('memory': the memory run); the report "
+                             "then needs --suffix unless the seeds are not 0-2")
+    parser.add_argument("--suffix", default=None,
+                        help="added to the report's and the cache's file names")
     args = parser.parse_args()
     n_seeds = args.seeds or (1 if args.quick else 3)
+    seed_list = list(range(args.first_seed, args.first_seed + n_seeds))
+    suffix = args.suffix
+    if suffix is None and args.first_seed:
+        suffix = f"_seeds{seed_list[0]}-{seed_list[-1]}"
+    if args.streams and suffix is None and not args.report_only and not args.no_save:
+        parser.error("--streams rewrites part of the report: give --suffix (or --no-save)")
+    selected = set(args.streams or CLASSIFICATION + REGRESSION + STATIONARY + ("memory",))
+    classification = [n for n in CLASSIFICATION if n in selected]
+    regression = [n for n in REGRESSION if n in selected]
+    stationary = [n for n in STATIONARY if n in selected]
     n_synth = args.rows or (5_000 if args.quick else N_SYNTH)
     n_elec2 = args.rows or (5_000 if args.quick else 10**9)
     memory_rows = args.memory_rows or (200_000 if args.quick else 2_000_000)
     report = Report("bench_drift",
                     "Drift-adaptive AMF and Mondrian forests against river's AMF and ARF",
-                    args)
+                    args, suffix=suffix or "")
+    if seed_list != [0, 1, 2][:n_seeds] or args.streams:
+        report.text(f"Seeds {', '.join(map(str, seed_list))}; streams: "
+                    f"{', '.join(n for n in (*classification, *regression, *stationary))}"
+                    f"{', memory' if 'memory' in selected else ''}.")
 
     cache = RESULTS_DIR / f"{report.name}_runs.jsonl"
-    keys = [("memory", memory_rows)]
+    memory_key = ("memory", memory_rows)
+    keys = [memory_key] if "memory" in selected else []
     keys += [(name, seed, n_elec2 if name == "elec2" else n_synth, label)
-             for seed in range(n_seeds) for name in CLASSIFICATION + REGRESSION
+             for seed in seed_list for name in classification + regression
              for label in MODELS]
-    keys += [(name, seed, n_synth, label) for seed in range(n_seeds) for name in STATIONARY
+    keys += [(name, seed, n_synth, label) for seed in seed_list for name in stationary
              for label in ("ours drift", "ours", "MF drift", "MF")]
     done = read_cache(cache) if not args.fresh else {}
     if args.fresh and cache.exists():
@@ -389,7 +419,9 @@ def main():
                 done[tuple(result["key"])] = result
 
     by_seed = {}
-    for key in keys[1:]:
+    for key in keys:
+        if key[0] == "memory":
+            continue
         result = done.get(key)
         if result is None or result.get("missing"):
             continue
@@ -433,36 +465,38 @@ def main():
 
     # Classification
     rows = []
-    for name in CLASSIFICATION:
+    for name in classification:
         values = [mean(name, label) for label in MODELS]
         rows.append([name, *(fmt_score(v, False) for v in values), replaced(name),
                      replaced(name, "MF drift"), seeds(name)])
-    complete = [n for n in CLASSIFICATION if paired(n)]
+    complete = [n for n in classification if paired(n)]
     averages = [float(np.mean([mean(n, label) for n in complete]))
                 if complete and all(mean(n, label) is not None for n in complete)
                 else float("nan") for label in MODELS]
     rows.append([f"**mean** ({len(complete)} streams)",
                  *(f"**{v:.4f}**" if v == v else "n/a" for v in averages),
                  "", "", ""])
-    report.section(
-        "Classification: progressive accuracy, one row at a time (mean over the seeds)",
-        markdown_table(["stream", *MODELS, "trees replaced (ours drift)",
-                        "trees replaced (MF drift)", "seeds"], rows))
+    if classification:
+        report.section(
+            "Classification: progressive accuracy, one row at a time (mean over the seeds)",
+            markdown_table(["stream", *MODELS, "trees replaced (ours drift)",
+                            "trees replaced (MF drift)", "seeds"], rows))
 
     # Regression
     rows = []
-    for name in REGRESSION:
+    for name in regression:
         values = [mean(name, label) for label in MODELS]
         rows.append([name, *(fmt_score(v, True) for v in values), replaced(name),
                      replaced(name, "MF drift"), seeds(name)])
-    report.section("Regression (FriedmanDrift): progressive MAE (mean over the seeds)",
-                   markdown_table(["stream", *MODELS, "trees replaced (ours drift)",
-                                   "trees replaced (MF drift)", "seeds"], rows))
+    if regression:
+        report.section("Regression (FriedmanDrift): progressive MAE (mean over the seeds)",
+                       markdown_table(["stream", *MODELS, "trees replaced (ours drift)",
+                                       "trees replaced (MF drift)", "seeds"], rows))
 
     # Stationary
     rows = []
     stationary_ok = []
-    for name in STATIONARY:
+    for name in stationary:
         drift, plain = mean(name, "ours drift"), mean(name, "ours")
         if drift is None:
             rows.append([name, "(no data)", "", "", "", "", "", ""])
@@ -474,16 +508,18 @@ def main():
                     [f"{mf_drift:.4f}", f"{mf:.4f}", f"{100 * (mf_drift - mf):+.2f}"])
         rows.append([name, f"{drift:.4f}", f"{plain:.4f}", f"{100 * (drift - plain):+.2f}",
                      met(ok), *mf_cells])
-    report.section("Stationary streams: progressive accuracy, with and without drift "
-                   "adaptation", markdown_table(
-                       ["stream", "ours drift", "ours", "difference (points)", "target",
-                        "MF drift", "MF", "difference (points)"], rows))
+    if stationary:
+        report.section("Stationary streams: progressive accuracy, with and without drift "
+                       "adaptation", markdown_table(
+                           ["stream", "ours drift", "ours", "difference (points)", "target",
+                            "MF drift", "MF", "difference (points)"], rows))
 
     # Throughput (learning calls only, all streams of the comparison)
     # Rows per CPU second over all streams: total rows / total seconds.
     totals = {}
     for label in MODELS:
-        runs = [v for name in CLASSIFICATION + REGRESSION for v in scores.get((name, label), [])]
+        runs = [v for name in classification + regression
+                for v in scores.get((name, label), [])]
         seconds = sum(n / rate for _, rate, _, n in runs)
         totals[label] = sum(n for *_, n in runs) / seconds if seconds else float("nan")
     speed_ratio = totals["ours drift"] / totals["river ARF"]
@@ -494,7 +530,7 @@ def main():
                    markdown_table(["model", "rows/s", "against river ARF"], rows))
 
     # Memory
-    memory = done.get(keys[0])
+    memory = done.get(memory_key) if "memory" in selected else None
     checkpoints = memory["checkpoints"] if memory else [(0, 0, 0, 0, 0, 0.0)] * 2
     rows = [[f"{seen:,}", f"{size / 2**20:.2f} MB", f"{rss / 2**20:.0f} MB", str(nodes),
              f"{events:,}", f"{accuracy:.4f}"]
@@ -527,7 +563,7 @@ def main():
         return met(ok)
 
     elec2 = {label: mean("elec2", label) for label in MODELS}
-    friedman = [(mean(n, "ours drift"), mean(n, "river ARF")) for n in REGRESSION]
+    friedman = [(mean(n, "ours drift"), mean(n, "river ARF")) for n in regression]
     regression_ok = all(a is not None and b is not None and a <= b for a, b in friedman)
     rows = [
         ["classification: mean progressive accuracy >= river ARF",
@@ -542,11 +578,12 @@ def main():
                  elec2["ours drift"])],
         ["FriedmanDrift (each kind): MAE <= river ARFRegressor",
          ", ".join(f"{n.split('_')[1]} {f(a, 3)} vs {f(b, 3)}"
-                   for n, (a, b) in zip(REGRESSION, friedman)),
-         verdict(regression_ok, *(v for pair in friedman for v in pair))],
+                   for n, (a, b) in zip(regression, friedman)),
+         verdict(regression_ok, *(v for pair in friedman for v in pair))
+         if friedman else "not run"],
         ["stationary: at most 0.3 points below without drift adaptation",
          ", ".join(f"{n} {100 * (mean(n, 'ours drift') - mean(n, 'ours')):+.2f}"
-                   for n in STATIONARY if mean(n, "ours") is not None
+                   for n in stationary if mean(n, "ours") is not None
                    and mean(n, "ours drift") is not None),
          met(all(stationary_ok)) if stationary_ok else "not run"],
         [f"learning throughput >= {SPEED_TARGET:.0f}x river ARF", f"{f(speed_ratio, 1)}x",
