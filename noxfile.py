@@ -39,6 +39,7 @@ BOUNDSCHECK_TESTS = ["tests/test_engine_online_batch.py", "tests/test_engine_pro
                      "tests/test_engine_reserved.py",
                      # the drift-adaptive regressors' combination of their trees
                      "tests/test_drift.py::test_combined_forecast_is_the_weighted_trimmed_mean",
+                     "tests/test_drift.py::test_combination_reads_the_detectors_and_skips_absent_trees",
                      "tests/test_drift.py::test_regressor_predicts_its_trees_combined",
                      "tests/test_drift_mf.py::test_regressor_predicts_its_trees_combined"]
 

@@ -149,6 +149,30 @@ def test_combined_forecast_is_the_weighted_trimmed_mean(n_trees, trim, eta):
         assert_allclose(combined, values.mean(axis=0), rtol=1e-12, atol=1e-12)
 
 
+def test_combination_reads_the_detectors_and_skips_absent_trees():
+    """The compiled combination of the one-row path: losses read off the warning
+    detectors' windows (an empty window: the mean of the others), and a tree whose
+    forecasts are NaN (a Mondrian forest's tree without points) left out."""
+    from mondrianlearn.drift._detectors import ADWIN_SIZE
+    from mondrianlearn.drift._kernels import combine_forecasts as combine_kernel
+
+    rng = np.random.RandomState(0)
+    values = rng.normal(size=(7, 30))
+    values[4] = np.nan  # absent
+    detectors = np.zeros((7, 2, ADWIN_SIZE))
+    widths = np.array([10.0, 0.0, 50.0, 3.0, 8.0, 20.0, 1.0])  # tree 1: empty window
+    detectors[:, 0, 0] = widths
+    detectors[:, 0, 1] = widths * rng.uniform(size=7)
+    losses, out = np.empty(7), np.empty(30)
+    combine_kernel(values, detectors, losses, 0.2, 15.0, np.empty(14, np.int64),
+                   np.empty(7), out)
+    present = [0, 1, 2, 3, 5, 6]
+    expected_losses = np.where(widths > 0, detectors[:, 0, 1] / np.maximum(widths, 1), np.nan)
+    assert_allclose(losses[present], expected_losses[present], rtol=0, atol=0, equal_nan=True)
+    assert_allclose(out, _reference_combination(values[present], expected_losses[present],
+                                                0.2, 15.0), rtol=1e-12, atol=1e-12)
+
+
 def test_combined_forecast_follows_the_tree_that_does_well_lately():
     values = np.array([[1.0], [5.0], [9.0]])
     settings = drift_settings({"trim": 0.0, "loss_weighting": 50.0})

@@ -974,12 +974,24 @@ def predict_fast(model, X, n_outputs):
 
 def combine_forecasts(state, values, slots=None):
     """A drift-adaptive regressor's forecast of each row from its foreground trees'
-    forecasts ``values`` (shape ``(n_trees, n_rows)``; with ``slots``, a boolean
-    mask or indices of the slots, the forecasts of those trees only):
-    :func:`combine_tree_forecasts` with the trees' :func:`tree_losses`."""
-    losses = tree_losses(state)
-    return combine_tree_forecasts(values, losses if slots is None else losses[slots],
-                                  state.settings)
+    forecasts ``values`` (shape ``(n_trees, n_rows)``; a row of NaN: a tree that
+    has seen no point), weighted by the trees' recent losses (their warning
+    detectors' windows): :func:`combine_tree_forecasts` in one compiled call. With
+    ``slots`` (a boolean mask or indices of the slots), ``values`` holds the
+    forecasts of those trees only."""
+    if slots is not None:
+        return combine_tree_forecasts(values, tree_losses(state)[slots], state.settings)
+    n_trees = values.shape[0]
+    work = state._work.get("combine")
+    if work is None or work[0].shape[0] != n_trees:
+        work = state._work["combine"] = (np.empty(n_trees), np.empty(2 * n_trees, np.int64),
+                                         np.empty(n_trees))
+    losses, order, weights = work
+    out = np.empty(values.shape[1])
+    settings = state.settings
+    K.combine_forecasts(values, state.detectors, losses, float(settings["trim"]),
+                        float(settings["loss_weighting"]), order, weights, out)
+    return out
 
 
 def tree_losses(state):
@@ -992,6 +1004,10 @@ def tree_losses(state):
     known = width > 0.0
     losses[known] = window[known, 1] / width[known]
     return losses
+
+
+_NO_DETECTORS = np.empty((0, 2, ADWIN_SIZE))
+"""``detectors`` of the combination when the losses are given."""
 
 
 def combine_tree_forecasts(values, losses, settings):
@@ -1017,16 +1033,11 @@ def combine_tree_forecasts(values, losses, settings):
     forecast : ndarray of shape (n_rows,)
     """
     n_trees = values.shape[0]
-    n_trim = min(int(np.floor(settings["trim"] * n_trees)), (n_trees - 1) // 2)
-    weights = np.ones(n_trees)
-    eta = float(settings["loss_weighting"])
-    known = np.isfinite(losses)
-    if eta > 0.0 and known.any():
-        filled = np.where(known, losses, losses[known].mean())
-        weights = np.exp(-eta * (filled - filled.min()))
     out = np.empty(values.shape[1])
-    K.combine_forecasts(np.ascontiguousarray(values, dtype=np.float64), weights, n_trim,
-                        np.empty(n_trees, dtype=np.int64), out)
+    K.combine_forecasts(np.ascontiguousarray(values, dtype=np.float64), _NO_DETECTORS,
+                        np.array(losses, dtype=np.float64), float(settings["trim"]),
+                        float(settings["loss_weighting"]), np.empty(2 * n_trees, np.int64),
+                        np.empty(n_trees), out)
     return out
 
 

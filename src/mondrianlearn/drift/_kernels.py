@@ -593,33 +593,70 @@ def predict_value_slots(addresses, sizes, X, prior, aggregate, extend, scale, ro
 
 
 @kernel
-def combine_forecasts(values, tree_weights, n_trim, order, out):
-    """The forest's forecast of each row from its trees' (``values[t, i]``): the
-    mean, weighted by ``tree_weights``, of the trees' forecasts left after the
-    ``n_trim`` smallest and the ``n_trim`` largest are dropped (ties broken by the
-    tree's index, so the result depends on the values only). ``order`` is work
-    space of ``n_trees`` integers. Without trimming the trees are added in their
-    order, so that equal weights give the forest's plain mean bit for bit."""
+def combine_forecasts(values, detectors, losses, trim, eta, order, weights, out):
+    """The forest's forecast of each row from its trees' (``values[t, i]``; a tree
+    whose ``values[t, 0]`` is NaN is absent, as a Mondrian forest's tree that has
+    seen no point): the mean, weighted by ``exp(-eta (L_t - min L))``, of the trees'
+    forecasts left after the ``floor(trim * n)`` smallest and as many largest are
+    dropped (``n`` present trees; at least one is kept; ties broken by the tree's
+    index). ``L_t`` is tree ``t``'s recent loss: the mean of its warning detector's
+    window when ``detectors`` (``DriftState.detectors``) has rows (written to
+    ``losses``), else ``losses[t]``; NaN (an empty window) counts as the mean loss of
+    the other present trees. ``order`` (``2 n_trees`` integers) and ``weights``
+    (``n_trees``) are work space. Without trimming the trees are added in their
+    order, so that equal weights give the plain mean bit for bit."""
     n_trees = values.shape[0]
+    n_rows = values.shape[1]
+    present = 0
+    known = 0
+    loss_sum = 0.0
     for t in range(n_trees):
-        order[t] = t
-    for i in range(values.shape[1]):
-        for t in range(n_trees if n_trim > 0 else 0):  # insertion sort: few trees
-            j = t
-            while j > 0 and values[order[j - 1], i] > values[t, i]:
-                order[j] = order[j - 1]
-                j -= 1
-            order[j] = t
+        if n_rows > 0 and np.isnan(values[t, 0]):
+            continue
+        order[present] = t
+        present += 1
+        if detectors.shape[0] > 0:
+            width = detectors[t, 0, 0]
+            losses[t] = detectors[t, 0, 1] / width if width > 0.0 else np.nan
+        if not np.isnan(losses[t]):
+            known += 1
+            loss_sum += losses[t]
+    if present == 0:
+        for i in range(n_rows):
+            out[i] = np.nan
+        return
+    fill = loss_sum / known if known > 0 else 0.0
+    lowest = np.inf
+    for k in range(present):
+        t = order[k]
+        weights[t] = fill if np.isnan(losses[t]) else losses[t]
+        lowest = min(lowest, weights[t])
+    for k in range(present):
+        t = order[k]
+        weights[t] = np.exp(-eta * (weights[t] - lowest)) if eta > 0.0 and known > 0 else 1.0
+    n_trim = min(int(np.floor(trim * present)), (present - 1) // 2)
+    rank = order[n_trees:]
+    for i in range(n_rows):
+        for k in range(present):
+            rank[k] = order[k]
+        if n_trim > 0:
+            for k in range(1, present):  # insertion sort: a forest has few trees
+                t = rank[k]
+                j = k
+                while j > 0 and values[rank[j - 1], i] > values[t, i]:
+                    rank[j] = rank[j - 1]
+                    j -= 1
+                rank[j] = t
         total = 0.0
         weight = 0.0
         plain = 0.0
-        for k in range(n_trim, n_trees - n_trim):
-            t = order[k]
-            total += tree_weights[t] * values[t, i]
-            weight += tree_weights[t]
+        for k in range(n_trim, present - n_trim):
+            t = rank[k]
+            total += weights[t] * values[t, i]
+            weight += weights[t]
             plain += values[t, i]
         # All kept weights can underflow to 0 only for extreme settings: plain mean
-        out[i] = total / weight if weight > 0.0 else plain / (n_trees - 2 * n_trim)
+        out[i] = total / weight if weight > 0.0 else plain / (present - 2 * n_trim)
 
 
 @kernel(allocates=True)

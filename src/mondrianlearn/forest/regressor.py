@@ -346,10 +346,9 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
                 break
         if trained < 0:
             return None
-        if drift is not None and trained:
-            slots = ~np.isnan(per_tree[:, 0])  # the trees that have seen a point
+        if drift is not None and trained:  # (rows of NaN: trees that have seen no point)
             return self._y_offset + self._y_scale * drift_module().combine_forecasts(
-                drift, per_tree[slots], slots)
+                drift, per_tree)
         return self._y_offset + self._y_scale * (mean / max(trained, 1))
 
     def _predict_validated(self, X, return_std=False):
