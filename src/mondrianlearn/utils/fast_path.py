@@ -436,20 +436,7 @@ class FastPathMixin:
         learn = None if scratch is None else scratch.learn_plan
         if learn is None:
             return False
-        # the key of one known label, as _fast_keys takes it (written out here: a
-        # method call is a noticeable part of a one-row call)
-        if type(y) is np.ndarray:
-            if y.shape != (1,):
-                return False
-            label = y.item()
-        elif type(y) is list and len(y) == 1:
-            label = y[0]
-        else:
-            return False
-        try:
-            keys = self._fast_one_key_of.get(label)
-        except TypeError:  # unhashable
-            return False
+        keys = self._fast_keys(y, 1)
         if keys is None:
             return False
         weights = ONE if sample_weight is None else self._fast_weights(sample_weight, X)
