@@ -269,6 +269,60 @@ def test_any_cut_of_the_stream_gives_the_same_model(Est, data):
 
 
 @pytest.mark.parametrize("Est, data", [(AMFClassifier, _abrupt_classification),
+                                       (AMFRegressor, _abrupt_regression),
+                                       (MondrianForestClassifier, _abrupt_classification)])
+def test_one_row_calls_prepared_for_drift_adaptation_change_nothing(Est, data, monkeypatch):
+    """One-row calls of a drift-adaptive forest leave their compiled call prepared
+    (``drift.prepare_learning``): the next row skips the fast path's Python calls,
+    and goes on in Python from any event. Against a twin whose rows all go through
+    scikit-learn's validation, with what may change between calls: units that move
+    (a widening range), new drift settings, a refused row, a pickle, another model
+    learning in between."""
+    from mondrianlearn.utils.fast_path import FastPathMixin
+
+    X, y = data(n=2000, change=1000)
+    X = X * np.linspace(1.0, 3.0, len(y))[:, None]
+    model, twin, other = (Est(n_estimators=4, random_state=seed, drift="adwin")
+                          .partial_fit(X[:300], y[:300]) for seed in (3, 3, 4))
+    calls = []
+    original = FastPathMixin._fast_input
+
+    def counted(self, X, learning=False):
+        if self.__dict__.get("_counted"):
+            calls.append(learning)
+        return original(self, X, learning)
+
+    monkeypatch.setattr(FastPathMixin, "_fast_input", counted)
+    model._counted = True  # kept through the pickle
+    out = "predict" if Est is AMFRegressor else "predict_proba"
+    for i in range(300, len(y)):
+        if i == 900:
+            model.set_params(drift={"swap_delta": 0.05})
+            twin.set_params(drift={"swap_delta": 0.05})
+        if i == 1200:
+            bad = X[i:i + 1].copy()
+            bad[0, 2] = np.inf
+            before = getattr(model, out)(X[::50])
+            with pytest.raises(ValueError):
+                model.partial_fit(bad, y[i:i + 1])
+            assert_array_equal(getattr(model, out)(X[::50]), before)
+        if i == 1500:
+            model = pickle.loads(pickle.dumps(model))
+            twin = pickle.loads(pickle.dumps(twin))
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+        twin.partial_fit(X[i:i + 1].tolist(), y[i:i + 1].tolist())
+        other.partial_fit(X[(7 * i) % 300:(7 * i) % 300 + 1], y[(7 * i) % 300:(7 * i) % 300 + 1])
+    # the model's calls go through the fast path's checks after an event or a tree
+    # that grew, and once after each change; the others take the prepared call
+    assert 0 < calls.count(True) < 0.1 * (len(y) - 300)
+    assert len(model.drift_events_) > 5
+    assert_array_equal(model.drift_events_, twin.drift_events_)
+    assert model.n_samples_seen_ == twin.n_samples_seen_ == len(y)
+    assert_array_equal(getattr(model, out)(X), getattr(twin, out)(X))
+    assert model._fast_scratch.learn_plan is not None
+
+
+@pytest.mark.parametrize("Est, data", [(AMFClassifier, _abrupt_classification),
                                        (AMFRegressor, _abrupt_regression)])
 def test_n_jobs_does_not_change_the_model(Est, data):
     X, y = data(n=2400, change=1200)

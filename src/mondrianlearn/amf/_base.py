@@ -182,7 +182,11 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
             self._adapts_to_drift()  # raises for drift=None set after drift adaptation
             if units.shape[1] and rows_in_units(X, units, follow, self._feature_range, scaled):
                 return False
-            return drift_module().learn_fast(self, scaled, data)
+            done = drift_module().learn_fast(self, scaled, data)
+            if done and n_rows == 1 and self._prepares_calls:
+                state["_fast_scratch"].learn_plan = self._prepare_drift_learning(
+                    X, units, follow, scaled, data)
+            return done
         trees = state["trees_"]
         scratch = state["_fast_scratch"]
         scratch.learn_plan = None  # made again below if this call may be repeated
@@ -249,6 +253,29 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
             return True
 
         return self._prepare(X, trees, units, learn, entry)
+
+    def _prepare_drift_learning(self, X, units, follow, scaled, data):
+        """``_prepare_learning`` for a drift-adaptive forest: the prepared call puts
+        the row in the model's units as ``_learn_fast`` does, then makes the drift
+        loop's compiled call (``drift.prepare_learning``), which goes on in Python
+        from any event the loop stops at."""
+        learn_slots = drift_module().prepare_learning(self, scaled, data)
+        if learn_slots is None:
+            return None
+        feature_range = self.__dict__["_feature_range"]
+        in_units = units.shape[1] > 0
+
+        def learn(model, state, X, data):
+            if (state["_feature_range"] is not feature_range or "_first_rows" in state
+                    or (follow and state["n_samples_seen_"] >= state["_units_due"])):
+                return False
+            if in_units:
+                if rows_in_units(X, units, follow, feature_range, scaled):
+                    return False
+                X = scaled
+            return learn_slots(model, X, data)
+
+        return self._prepare(X, self.trees_, units, learn, learn_slots.kernel)
 
     def _learn_in_threads(self, learn_forest, table, rows, scaled, data, work, n_threads):
         """``_learn_fast``'s compiled call with the trees split in ``n_threads``

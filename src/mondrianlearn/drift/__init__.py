@@ -12,10 +12,12 @@ measurements. The estimators then record what happened in ``drift_events_``.
 Forests that learned the same stream merge slot by slot (``drift._merge``, through
 ``merge_forests(..., same_stream=True)``).
 
-AMF calls :func:`learn`, :func:`learn_fast`, :func:`predict_fast`,
+AMF calls :func:`learn`, :func:`learn_fast` (and :func:`prepare_learning` after a
+row it learned alone), :func:`predict_fast`,
 :func:`combine_forecasts` (regressors, after :func:`adopt_settings`;
 :func:`tree_losses` and :func:`combine_tree_forecasts` for its parts) and
-:func:`rows_for`, the Mondrian forests :func:`learn_points`; both
+:func:`rows_for`, the Mondrian forests :func:`learn_points` (and
+:func:`prepare_point_learning`); both
 :func:`foreground_weights` and :func:`move_background_origin` when their
 features get a new origin;
 :func:`drift_event_markers` and :func:`mark_drift_events` draw the events on a
@@ -35,6 +37,8 @@ from ._adaptive import (
                         learn_points,
                         move_background_origin,
                         predict_fast,
+                        prepare_learning,
+                        prepare_point_learning,
                         rows_for,
                         tree_losses,
                         trees_hold_every_row,
@@ -44,5 +48,5 @@ from ._plot import drift_event_markers, mark_drift_events
 __all__ = ["DEFAULTS", "EVENTS_DTYPE", "adopt_settings", "combine_forecasts",
            "combine_tree_forecasts", "drift_settings", "foreground_weights", "learn",
            "learn_fast", "learn_points", "move_background_origin", "predict_fast",
-           "rows_for", "tree_losses", "trees_hold_every_row", "drift_event_markers",
-           "mark_drift_events"]
+           "prepare_learning", "prepare_point_learning", "rows_for", "tree_losses",
+           "trees_hold_every_row", "drift_event_markers", "mark_drift_events"]

@@ -75,6 +75,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..amf._forest_kernels import prediction_work
+from ..engine._jit import compiled_entry
 from ..engine.boxes import WALK_NODE
 from ..engine.random import spawn_states
 from ..engine.storage import must_grow
@@ -670,6 +671,134 @@ def learn_fast(model, X, data):
     return True
 
 
+def prepare_learning(model, X, data):
+    """The compiled call of :func:`learn_fast` that just learned the one row ``X``
+    (``data`` as there), prepared to learn the next row (``utils.fast_path``'s
+    prepared calls): ``learn(model, X, data)``, with arguments of the same types,
+    returns :func:`learn_fast`'s result, or None when the call may not be prepared.
+
+    What the loop's arguments are made from is held: the trees' table and work
+    arrays, the slots' arrays and the kernels' settings. The call takes the general
+    path (:func:`learn_fast`) when any of them was replaced since, and goes on in
+    Python (:func:`_run`) from the first event the loop stops at. The caller makes
+    sure that nothing else changed (``FastPathMixin._prepare``: the trees' arrays,
+    their list, the parameters).
+    """
+    state = model.__dict__.get("_drift_state")
+    if (state is None or state.stores_points or state._args is None
+            or state._table is None or state._learn_work is None
+            or state._combined_for is not model.trees_):
+        return None
+    table, work, args = state._table, state._learn_work, state._args
+    feature_range = model._feature_range
+    regression = args[0] == "regressor"
+    if regression:
+        keys, y, weights, prior, spread = data
+        _, step, split_pure, count_first, aggregate, extend, max_nodes = args
+        dirichlet, n_classes = 0.0, 0
+        moments = model._y_moments
+    else:
+        (keys, weights), (y, prior, spread) = data, (_NO_TARGETS,) * 3
+        _, step, dirichlet, split_pure, count_first, n_classes, max_nodes = args
+        aggregate = extend = False
+    row, weight, key, target, excess, path, no_samples, forecast_work = work
+    floats, ints, done, _, tree_weights, _, _, prefix = forecast_work
+    position = np.zeros(2, dtype=np.int64)
+    addresses, sizes = table.addresses, table.sizes
+    tail = (state.active, state.detectors, state.pair, state.next_challenge, state.scale,
+            state.settings_array, regression, step, dirichlet, split_pure, max_nodes,
+            count_first, n_classes, aggregate, extend, row, weight, key, target, excess,
+            path, no_samples, floats, ints, done, tree_weights, prefix, _NO_WALK)
+    entry = compiled_entry(K.learn_amf_slots, (addresses, sizes, X, keys, y, weights, prior,
+                                               spread, 0, position, *tail))
+    check_rows = compiled_entry(K.check_rows, (X, feature_range))
+    if regression:
+        check_targets = compiled_entry(K.check_targets, (y,))
+        moments_of = compiled_entry(K.running_target_moments,
+                                    (y, weights, moments, prior, spread))
+    active, detectors, pair, next_challenge, scale, settings = tail[:6]
+
+    def learn(model, X, data):
+        if (model.__dict__.get("_drift_state") is not state or state._table is not table
+                or state._learn_work is not work or state._args is not args
+                or model._feature_range is not feature_range or state.active is not active
+                or state.detectors is not detectors or state.pair is not pair
+                or state.next_challenge is not next_challenge or state.scale is not scale
+                or state.settings_array is not settings):
+            return False
+        if regression:
+            keys, y, weights, prior, spread = data
+            if not check_targets(y) or not check_rows(X, feature_range):
+                return False
+            moments_of(y, weights, moments, prior, spread)
+        else:
+            keys, weights = data
+            y = prior = spread = _NO_TARGETS
+            if not check_rows(X, feature_range):
+                return False
+        position[0] = position[1] = 0
+        event = entry(addresses, sizes, X, keys, y, weights, prior, spread,
+                      int(model.n_samples_seen_), position, *tail)
+        if event == K.NO_EVENT:
+            model.__dict__["n_samples_seen_"] += 1
+        else:
+            _run(model, state, 1, _amf_loop(model, state, X, data), position, event)
+        return True
+
+    learn.kernel = entry
+    return learn
+
+
+def prepare_point_learning(model, ids):
+    """:func:`prepare_learning` for a Mondrian forest classifier: after
+    :func:`learn_points` of the one point ``ids`` (a one-element array that the
+    forest's prepared call writes the id of its next stored point into), a function
+    ``learn(model)`` that learns that point as :func:`learn_points` does, through the
+    compiled call of the slots' loop made with the arguments it holds when none was
+    replaced since (else through :func:`learn_points` itself); None when the call
+    may not be prepared (regression: a call of one row is not prepared)."""
+    state = model.__dict__.get("_drift_state")
+    if (state is None or not state.stores_points or state._args is None
+            or state._args[1] == 0 or state._table is None or state._learn_work is None
+            or state._combined_for is not model.trees_):
+        return None
+    store = model._store
+    table, work, args = state._table, state._learn_work, state._args
+    (_, _, bootstrap, lifetime, pause_pure, mss, one_hot, gamma, max_depth, max_nodes) = args
+    spread = np.zeros(1)  # read by regression only
+    position = np.zeros(2, dtype=np.int64)
+    arrays = (store.X, store.keys, store.stats)
+    slots = (state.active, state.detectors, state.pair, state.next_challenge,
+             state.settings_array)
+    tail = (store.stats.shape[1], False, bootstrap, lifetime, pause_pure, mss, max_nodes,
+            one_hot, gamma, max_depth, *work)
+    addresses, sizes = table.addresses, table.sizes
+    entry = compiled_entry(K.learn_forest_slots, (addresses, sizes, *arrays, ids, spread, 0,
+                                                  position, *slots, *tail))
+
+    def learn(model):
+        if (model.__dict__.get("_drift_state") is not state or state._table is not table
+                or state._learn_work is not work or state._args is not args
+                or model._store is not store or store.X is not arrays[0]
+                or store.keys is not arrays[1] or store.stats is not arrays[2]
+                or state.active is not slots[0] or state.detectors is not slots[1]
+                or state.pair is not slots[2] or state.next_challenge is not slots[3]
+                or state.settings_array is not slots[4]):
+            learn_points(model, ids, fast=True)
+            return
+        position[0] = position[1] = 0
+        event = entry(addresses, sizes, *arrays, ids, spread, int(model.n_samples_seen_),
+                      position, *slots, *tail)
+        if event == K.NO_EVENT:
+            model.__dict__["n_samples_seen_"] += 1
+        else:
+            _run(model, state, 1, _forest_loop(model, state, ids, spread), position, event)
+        _forget_points(model, state)
+
+    learn.kernel = entry
+    return learn
+
+
 def learn_points(model, ids, fast=False):
     """Learn the points ``ids`` of a Mondrian forest's sample store (just added, in
     the model's units) with drift adaptation; updates ``n_samples_seen_`` and drops
@@ -746,28 +875,33 @@ def _forest_loop(model, state, ids, spread):
     return call
 
 
-def _run(model, state, n_rows, call):
+def _run(model, state, n_rows, call, position=None, event=None):
     """Run a slots' loop over ``n_rows`` rows (``call``, from ``_amf_loop`` or
-    ``_forest_loop``), handling the events it stops at."""
+    ``_forest_loop``), handling the events it stops at. A caller that already ran
+    the loop (a prepared call, see :func:`prepare_learning`) passes the ``event`` it
+    stopped at and its ``position``: the loop goes on from there."""
     if n_rows == 0:
         return
     row0 = int(model.n_samples_seen_)
     max_nodes = state._args[-1]
-    position = np.zeros(2, dtype=np.int64)
+    if position is None:
+        position = np.zeros(2, dtype=np.int64)
     resize = False
     while True:
-        event = call(_table(model, state), position, resize)
+        if event is None:
+            event = call(_table(model, state), position, resize)
         resize = event == K.EVENT_WORK
         if event == K.NO_EVENT:
             break
-        if resize:
-            continue
-        _handle(model, state, int(position[1]), event, row0 + int(position[0]), max_nodes)
-        if event != K.EVENT_GROW and event != K.EVENT_CHALLENGE:
-            position[1] += 1  # the row is learned in this slot: on to the next slot
-            if position[1] == state.n_trees:
-                position[0] += 1
-                position[1] = 0
+        if not resize:
+            _handle(model, state, int(position[1]), event, row0 + int(position[0]),
+                    max_nodes)
+            if event != K.EVENT_GROW and event != K.EVENT_CHALLENGE:
+                position[1] += 1  # the row is learned in this slot: on to the next slot
+                if position[1] == state.n_trees:
+                    position[0] += 1
+                    position[1] = 0
+        event = None
     model.__dict__["n_samples_seen_"] = row0 + n_rows
 
 

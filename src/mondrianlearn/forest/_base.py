@@ -305,6 +305,10 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         store.n += m
         if adapts:
             drift_module().learn_points(self, ids, fast=True)
+            if m == 1 and self._prepares_calls:
+                state["_fast_scratch"].learn_plan = self._prepare_drift_learning(
+                    X, trees, compiled_entry(learn_forest_rows, args), table, units, follow,
+                    scaled, store, tail)
             return True
         state["n_samples_seen_"] += m  # not a parameter: no __setattr__
         if left_over:
@@ -344,6 +348,35 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
                 model._finish_trees(state["trees_"], store, ids, settings, work, 1)
             if left_over or bounded:
                 model._release_store_if_full()
+            return True
+
+        return self._prepare(X, trees, units, learn, entry)
+
+    def _prepare_drift_learning(self, X, trees, entry, table, units, follow, scaled, store,
+                                tail):
+        """``_prepare_learning`` for a drift-adaptive forest: the prepared call stores
+        the row (the compiled call just made, which extends no tree here), then
+        learns it in the slots of the drift adaptation
+        (``drift.prepare_point_learning``)."""
+        learn_slots = drift_module().prepare_point_learning(self, tail[2])
+        if learn_slots is None:
+            return None
+        addresses, sizes = table.addresses, table.sizes
+        feature_range = self.__dict__["_feature_range"]
+        store_X, store_keys, store_stats = store.X, store.keys, store.stats
+
+        def learn(model, state, X, data):
+            if (state["_feature_range"] is not feature_range or state["_store"] is not store
+                    or store.X is not store_X or store.keys is not store_keys
+                    or store.stats is not store_stats or store.n >= store_X.shape[0]
+                    or (follow and state["n_samples_seen_"] >= state["_units_due"])):
+                return False
+            keys, weights = data
+            if entry(addresses, sizes, X, units, follow, scaled, keys, weights, _NO_TARGETS,
+                     store_X, store_keys, store_stats, store.n, feature_range, *tail) < 0:
+                return False
+            store.n += 1
+            learn_slots(model)
             return True
 
         return self._prepare(X, trees, units, learn, entry)

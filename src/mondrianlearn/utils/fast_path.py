@@ -25,12 +25,14 @@ With ``n_jobs`` above 1, a learning call of enough rows and trees
 contiguous part of the trees in the same compiled kernel (Mondrian forests and AMF).
 
 A call of one row that went through the fast path without Python's help (no tree
-grown, one thread, no drift adaptation) leaves its compiled call prepared for the next
-one (``FastScratch.learn_plan`` and ``predict_plan``; :meth:`FastPathMixin._prepare`
-says when one may be made again): the classifiers and ``AMFRegressor`` then learn or
+grown, one thread) leaves its compiled call prepared for the next one
+(``FastScratch.learn_plan`` and ``predict_plan``; :meth:`FastPathMixin._prepare` says
+when one may be made again): the classifiers and ``AMFRegressor`` then learn or
 predict a row with a handful of checks and the compiled call, skipping the Python calls
 of the fast path, which they take again whenever something the call was prepared from
-changed.
+changed. With drift adaptation, a learning call of one row is prepared after any
+one-row call (its loop over the slots goes on in Python from the events it stops at:
+``drift.prepare_learning``); a drift-adaptive forest's prediction is not prepared.
 
 Whatever does not qualify goes through the full path, which gives the same result
 or the same error. The values themselves (finite, range within float64) are checked
@@ -186,7 +188,7 @@ class FastPathMixin:
         model's memory until Python's garbage collector runs.
 
         A fast call of one row that went through without Python's help (no tree
-        grown, one thread, no drift adaptation) leaves its compiled call prepared
+        grown, one thread; with drift adaptation, any) leaves its compiled call prepared
         (``FastScratch.learn_plan``, ``predict_plan``): ``run`` makes the kernel's
         compiled function (``engine._jit.compiled_entry``) with the table of the
         trees' arrays, the work arrays and the settings it was given, and whatever
