@@ -1,5 +1,5 @@
-"""An idea measured, not a feature: regressors that forecast the residual of an online
-linear model (issues 18 and 22).
+"""An idea measured, not a feature: Mondrian regressors beside an online linear
+model (issues 18 and 22).
 
 Mondrian forests forecast with piecewise-constant cells. A target with a linear part
 (FriedmanDrift: ``10 x3 + 5 x4`` beside its non-linear terms) then costs many cells,
@@ -7,33 +7,39 @@ and few rows (the first rows of a stream, the rows after a change) give the fore
 coarse cells. river's ARFRegressor grows Hoeffding trees with linear models in the
 leaves, and FriedmanDrift is where the drift-adaptive forests miss its MAE.
 
-Here a linear model learns online by recursive least squares (RLS) with a forgetting
-factor ``lam``: ``w`` and ``P`` (``P = I / ridge`` at the start, ``ridge`` =
-``RIDGE``), updated after each row; the forest learns the *residual* ``y - w . x`` of
-the row with ``w`` from before the row, and forecasts ``forest(x) + w . x``. The linear
-model never reads the forest, so the residuals of a batch can be computed first and
-the forest fitted on them: batch and online training give the same forest, in law
-(the Mondrian partition ignores the targets). Features enter the linear model
-standardised by the mean and standard deviation of the first ``PILOT`` rows (what an
-online model can know; an intercept column is added).
+A linear model ``w . x`` learns online: recursive least squares (RLS) with a
+forgetting factor (``P = I / RIDGE`` at the start), or normalised least mean squares
+(NLMS) with a step size, on features in units that follow their range (as the
+library's ``feature_scale="range"``: relative to the first value, divided by the range
+so far; an earlier version standardised them by the first 500 rows, and diverged on
+Elec2, whose first rows hardly vary), an intercept added. It shares the stream with
+the forest in one of two ways (``VARIANTS``):
+
+- **residuals**: the trees learn ``y - w . x`` (``w`` from before the row), the
+  forecast is the sum. The linear model never reads the forest, so a batch's
+  residuals can be computed first and the forest fitted on them (batch and online
+  training give the same forest, in law);
+- **linear on the errors**: the trees learn ``y`` as without the linear model, which
+  learns the error of the forest's forecast; the forecast is the sum. The trees'
+  targets stay as they are.
 
 Sections:
 
-- **FriedmanDrift** (``river.datasets.synth.FriedmanDrift``, each drift kind, 20,000
-  rows, the streams and seeds of ``bench_drift.py``): progressive MAE, one row at a
-  time, of ``AMFRegressor(10 trees, drift="adwin")`` alone and on residuals with
-  ``lam`` 0.999 and 0.9999. river's ARFRegressor MAE is read from ``bench_drift.py``'s
-  run caches (the same streams and seeds; it is not run again here).
+- **Drifting streams**: progressive MAE, one row at a time, of ``AMFRegressor(10
+  trees, drift="adwin")`` alone and with each variant, on FriedmanDrift (each drift
+  kind, 20,000 rows, the streams and seeds of ``bench_drift.py``) and on the real
+  Elec2 stream with ``nswprice`` as the target. river's ARFRegressor MAE on
+  FriedmanDrift is read from ``bench_drift.py``'s run caches (not run again here).
 - **Stationary regression** (the shared datasets of issue 22; raw features; the first
   split; at most 20,000 training rows; targets as in the files): test RMSE of AMF and
-  the Mondrian forest (10 trees, default parameters) alone and on residuals (``lam`` =
-  1: plain online ridge regression), and RandomForest(100) of scikit-learn in the same
-  run.
+  the Mondrian forest (10 trees, default parameters) alone and on residuals of online
+  ridge regression (RLS with factor 1), and RandomForest(100) of scikit-learn in the
+  same run.
 
 Nothing of this is in the library: the closing note of the stop that added this
-script says what a version in the estimators would need.
+script says why, and what a version in the estimators would need.
 
-Run ``python benchmarks/bench_linear_residuals.py`` (about 10 minutes on 2 cores) or
+Run ``python benchmarks/bench_linear_residuals.py`` (about 15 minutes on 2 cores) or
 ``--quick`` (seed 0, three small datasets).
 """
 
@@ -53,88 +59,139 @@ FRIEDMAN = ("friedman_lea", "friedman_gra", "friedman_gsg")
 REGRESSION = ("california_housing", "kin40k", "housing", "concrete", "energy", "yacht",
               "airfoil")
 QUICK_REGRESSION = ("housing", "concrete", "yacht")
-FORGETTING = (0.999, 0.9999)
 RIDGE = 1e-2
-PILOT = 500
 N_TREES = 10
 MAX_TRAIN = 20000
 
 
 class OnlineLinear:
-    """Recursive least squares with forgetting on standardised features.
+    """An online linear model, an intercept added, on features in units that follow
+    their range, as the library's ``feature_scale="range"`` does: each feature
+    relative to its first value, divided by the width of its range so far (1 while
+    that is 0). When a row widens a range, the coefficients (and RLS's ``P``) move
+    so that the model's forecasts stay as they were.
 
     Parameters
     ----------
     n_features : int
-    lam : float
-        Forgetting factor in (0, 1]: 1 is ridge regression over all rows seen.
-    center, scale : ndarray
-        Feature standardisation (from a pilot of the first rows).
+    rule : {"rls", "nlms"}
+        Recursive least squares with forgetting factor ``rate`` (1: ridge regression
+        over all rows seen), or normalised least mean squares with step ``rate``.
+    rate : float
     """
 
-    def __init__(self, n_features, lam, center, scale):
-        self.lam = float(lam)
-        self.center, self.scale = center, scale
+    def __init__(self, n_features, rule, rate):
+        self.rule, self.rate = rule, float(rate)
+        self.origin = self.low = self.high = None
         self.w = np.zeros(n_features + 1)
-        self.P = np.eye(n_features + 1) / RIDGE
+        self.P = np.eye(n_features + 1) / RIDGE if rule == "rls" else None
 
-    def _z(self, x):
-        return np.append((x - self.center) / self.scale, 1.0)
+    def _units(self):
+        width = self.high - self.low
+        return np.where(width > 0, width, 1.0)
+
+    def _z(self, X):
+        X = np.atleast_2d(X)
+        if self.origin is None:
+            return np.hstack([np.zeros_like(X), np.ones((X.shape[0], 1))])
+        return np.hstack([(X - self.origin) / self._units(), np.ones((X.shape[0], 1))])
 
     def predict(self, X):
-        Z = np.hstack([(X - self.center) / self.scale, np.ones((X.shape[0], 1))])
-        return Z @ self.w
+        return self._z(X) @ self.w
+
+    def _widen(self, x):
+        if self.origin is None:
+            self.origin, self.low, self.high = x.copy(), x.copy(), x.copy()
+            return
+        before = self._units()
+        self.low, self.high = np.minimum(self.low, x), np.maximum(self.high, x)
+        ratio = self._units() / before  # z_new = z_old / ratio
+        if np.all(ratio == 1.0):
+            return
+        scale = np.append(ratio, 1.0)
+        self.w = self.w * scale
+        if self.P is not None:
+            self.P = self.P * np.outer(scale, scale)  # A = sum z z^T: S A S, P: the inverse
+
+    def learn(self, x, error):
+        """One update from the row ``x`` whose forecast missed by ``error``."""
+        self._widen(x)
+        z = self._z(x)[0]
+        if self.rule == "nlms":
+            self.w = self.w + self.rate * error * z / (z @ z)
+            return
+        Pz = self.P @ z
+        gain = Pz / (self.rate + z @ Pz)
+        self.w = self.w + gain * error
+        self.P = (self.P - np.outer(gain, Pz)) / self.rate
 
     def residual_then_learn(self, x, y):
         """The residual of ``y`` under the current model, then the model learns the
         row."""
-        z = self._z(x)
-        residual = y - self.w @ z
-        Pz = self.P @ z
-        gain = Pz / (self.lam + z @ Pz)
-        self.w = self.w + gain * residual
-        self.P = (self.P - np.outer(gain, Pz)) / self.lam
+        residual = y - float(self.predict(x)[0])
+        self.learn(x, residual)
         return residual
 
 
-def pilot_scaling(X):
-    rows = X[:PILOT]
-    scale = rows.std(axis=0)
-    scale[~(scale > 0)] = 1.0
-    return rows.mean(axis=0), scale
-
-
 def residuals(X, y, lam):
-    """Prequential residuals of ``y`` and the linear model after all rows."""
-    center, scale = pilot_scaling(X)
-    model = OnlineLinear(X.shape[1], lam, center, scale)
+    """Prequential residuals of ``y`` and the linear model (ridge, ``lam`` 1) after
+    all rows."""
+    model = OnlineLinear(X.shape[1], "rls", lam)
     out = np.array([model.residual_then_learn(X[i], y[i]) for i in range(len(y))])
     return out, model
 
 
-# ---------------------------------------------------------------- FriedmanDrift
-def friedman_run(task):
-    """Progressive MAE of one variant on one stream and seed (``lam`` None: the
-    forest alone)."""
+# ------------------------------------------------------------- drifting streams
+VARIANTS = {
+    "AMF drift": None,
+    "residuals, RLS 0.999": ("residuals", "rls", 0.999),
+    "residuals, RLS 0.9999": ("residuals", "rls", 0.9999),
+    "residuals, NLMS 0.05": ("residuals", "nlms", 0.05),
+    "linear on the errors, NLMS 0.05": ("errors", "nlms", 0.05),
+}
+"""How the forest and the linear model share a stream. ``residuals``: the trees learn
+``y - w . x`` (``w`` from before the row), the forecast is the sum. ``errors``: the
+trees learn ``y`` as without a linear model, and the linear model learns the error
+of the forest's forecast (``y - forest(x) - w . x``, both from before the row): it
+corrects what the trees miss, and leaves their targets alone."""
+
+
+def load_drift_stream(name, seed):
+    """A drifting regression stream: FriedmanDrift (``bench_drift.py``'s), or Elec2
+    with ``nswprice`` as the target (every row, in time order; ``seed`` unused)."""
+    if name == "elec2_nswprice":
+        from mondrianlearn.datasets import load_electricity
+
+        X, _ = load_electricity()
+        X = np.asarray(X, dtype=np.float64)
+        return np.ascontiguousarray(np.delete(X, 3, axis=1)), X[:, 3].copy()
     import bench_drift
 
+    return bench_drift.load_stream(name, seed, 20000)
+
+
+def stream_run(task):
+    """Progressive MAE of one variant on one stream and seed."""
     from mondrianlearn import AMFRegressor
 
-    name, seed, lam = task
-    X, y = bench_drift.load_stream(name, seed, 20000)
+    name, seed, label = task
+    X, y = load_drift_stream(name, seed)
     forest = AMFRegressor(n_estimators=N_TREES, random_state=seed, n_jobs=1, drift="adwin")
-    linear = None
-    if lam is not None:
-        linear = OnlineLinear(X.shape[1], lam, *pilot_scaling(X))
+    variant = VARIANTS[label]
+    linear = None if variant is None else OnlineLinear(X.shape[1], variant[1], variant[2])
     error = 0.0
     for i in range(len(y)):
         row = X[i:i + 1]
+        trees = 0.0 if i == 0 else forest.predict(row)[0]
         offset = 0.0 if linear is None else float(linear.predict(row)[0])
-        forecast = (0.0 if i == 0 else forest.predict(row)[0]) + offset
-        error += abs(forecast - y[i])
-        target = y[i] if linear is None else linear.residual_then_learn(X[i], y[i])
+        error += abs(trees + offset - y[i])
+        target = y[i]
+        if variant is not None and variant[0] == "residuals":
+            target = linear.residual_then_learn(X[i], y[i])
+        elif variant is not None:
+            linear.learn(X[i], y[i] - trees - offset)
         forest.partial_fit(row, np.array([target]))
-    return name, seed, lam, error / len(y)
+    return name, seed, label, error / len(y)
 
 
 def arf_scores():
@@ -150,33 +207,36 @@ def arf_scores():
     return scores
 
 
-def friedman_section(report, seeds, processes):
+def stream_section(report, seeds, processes):
     from multiprocessing import get_context
 
-    variants = (None,) + FORGETTING
-    tasks = [(name, seed, lam) for name in FRIEDMAN for seed in seeds for lam in variants]
+    streams = [(name, seed) for name in FRIEDMAN for seed in seeds] + [("elec2_nswprice", 0)]
+    tasks = [(name, seed, label) for name, seed in streams for label in VARIANTS]
     results = {}
     with get_context("spawn").Pool(processes) as pool:
-        for name, seed, lam, mae in pool.imap_unordered(friedman_run, tasks):
-            progress(f"{name} seed {seed} lam {lam}: MAE {mae:.4f}")
-            results[(name, seed, lam)] = mae
+        for name, seed, label, mae in pool.imap_unordered(stream_run, tasks):
+            progress(f"{name} seed {seed} {label}: MAE {mae:.5g}")
+            results[(name, seed, label)] = mae
     arf = arf_scores()
     rows = []
-    for name in FRIEDMAN:
-        paired = [s for s in seeds if (name, s) in arf]
-        means = [np.mean([results[(name, s, lam)] for s in seeds]) for lam in variants]
+    for name in FRIEDMAN + ("elec2_nswprice",):
+        used = seeds if name in FRIEDMAN else [0]
+        paired = [s for s in used if (name, s) in arf]
+        means = [np.mean([results[(name, s, label)] for s in used]) for label in VARIANTS]
         arf_mean = np.mean([arf[(name, s)] for s in paired]) if paired else None
-        rows.append([name, *(f"{m:.3f}" for m in means),
-                     "-" if arf_mean is None else f"{arf_mean:.3f}",
-                     f"{len(paired)} of {len(seeds)}"])
+        rows.append([name, *(f"{m:.4g}" for m in means),
+                     "-" if arf_mean is None else f"{arf_mean:.4g}",
+                     f"{len(paired)} of {len(used)}" if name in FRIEDMAN else "-"])
     report.section(
-        "FriedmanDrift: progressive MAE, one row at a time (mean over the seeds)",
-        markdown_table(["stream", "AMF drift", *(f"AMF drift on residuals, lam {lam}"
-                                                 for lam in FORGETTING),
-                        "river ARF (cached runs)", "seeds with ARF"], rows),
-        f"Seeds {', '.join(map(str, seeds))}. AMFRegressor(n_estimators={N_TREES}, "
-        f"drift='adwin'), default settings otherwise. river's ARFRegressor: the mean "
-        f"over the seeds its cached runs cover.")
+        "Drifting streams: progressive MAE, one row at a time (mean over the seeds)",
+        markdown_table(["stream", *VARIANTS, "river ARF (cached runs)", "seeds with ARF"],
+                       rows),
+        f"FriedmanDrift: seeds {', '.join(map(str, seeds))}, 20,000 rows. Elec2 "
+        f"(`nswprice`, the real stream): all 45,312 rows in time order, the other 7 "
+        f"columns as features, seed 0. AMFRegressor(n_estimators={N_TREES}, "
+        f"drift='adwin'), default settings otherwise. The linear models read the "
+        f"features in units that follow their range. river's ARFRegressor: the mean over "
+        f"the seeds its cached runs cover (`bench_drift.py`).")
 
 
 # -------------------------------------------------------- stationary regression
@@ -237,9 +297,9 @@ def main():
     parser.add_argument("--processes", type=int, default=2)
     args = parser.parse_args()
     seeds = [0] if args.quick else list(range(args.seeds))
-    report = Report("bench_linear_residuals", "Forests on the residuals of an online "
+    report = Report("bench_linear_residuals", "Mondrian regressors beside an online "
                     "linear model (an idea measured)", args)
-    friedman_section(report, seeds, args.processes)
+    stream_section(report, seeds, args.processes)
     stationary_section(report, QUICK_REGRESSION if args.quick else REGRESSION, args.seed)
     report.finish()
 
