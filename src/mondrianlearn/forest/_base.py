@@ -305,10 +305,12 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         store.n += m
         if adapts:
             drift_module().learn_points(self, ids, fast=True)
-            if m == 1 and self._prepares_calls:
-                state["_fast_scratch"].learn_plan = self._prepare_drift_learning(
+            slots = (drift_module().prepare_point_learning(self, ids)
+                     if m == 1 and self._prepares_calls else None)
+            if slots is not None:
+                state["_fast_scratch"].learn_plan = self._prepare_learning(
                     X, trees, compiled_entry(learn_forest_rows, args), table, units, follow,
-                    scaled, store, tail)
+                    scaled, store, tail, work, settings, slots)
             return True
         state["n_samples_seen_"] += m  # not a parameter: no __setattr__
         if left_over:
@@ -318,13 +320,15 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         return True
 
     def _prepare_learning(self, X, trees, entry, table, units, follow, scaled, store, tail,
-                          work, settings):
+                          work, settings, drift_slots=None):
         """The prepared call (``utils.fast_path.FastPathMixin._prepare``) of the
         one-row learning call just made: ``learn(model, X, (keys, weights))`` (a one-row key
         array and weight array), true when it learned the row; false, with nothing
         changed, when the call must take the fast path: the feature range or the
         sample store's arrays were replaced, the store is full, the units have work
-        pending, or the kernel refused the row."""
+        pending, or the kernel refused the row. With drift adaptation, the compiled
+        call stores the row and extends no tree, and ``drift_slots``
+        (``drift.prepare_point_learning``) learns it in the slots."""
         addresses, sizes = table.addresses, table.sizes
         feature_range = self.__dict__["_feature_range"]
         store_X, store_keys, store_stats = store.X, store.keys, store.stats
@@ -343,40 +347,14 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             if left_over < 0:
                 return False
             store.n += 1
+            if drift_slots is not None:  # the call stored the row, extended no tree
+                drift_slots(model)
+                return True
             state["n_samples_seen_"] += 1  # not a parameter: no __setattr__
             if left_over:
                 model._finish_trees(state["trees_"], store, ids, settings, work, 1)
             if left_over or bounded:
                 model._release_store_if_full()
-            return True
-
-        return self._prepare(X, trees, units, learn, entry)
-
-    def _prepare_drift_learning(self, X, trees, entry, table, units, follow, scaled, store,
-                                tail):
-        """``_prepare_learning`` for a drift-adaptive forest: the prepared call stores
-        the row (the compiled call just made, which extends no tree here), then
-        learns it in the slots of the drift adaptation
-        (``drift.prepare_point_learning``)."""
-        learn_slots = drift_module().prepare_point_learning(self, tail[2])
-        if learn_slots is None:
-            return None
-        addresses, sizes = table.addresses, table.sizes
-        feature_range = self.__dict__["_feature_range"]
-        store_X, store_keys, store_stats = store.X, store.keys, store.stats
-
-        def learn(model, state, X, data):
-            if (state["_feature_range"] is not feature_range or state["_store"] is not store
-                    or store.X is not store_X or store.keys is not store_keys
-                    or store.stats is not store_stats or store.n >= store_X.shape[0]
-                    or (follow and state["n_samples_seen_"] >= state["_units_due"])):
-                return False
-            keys, weights = data
-            if entry(addresses, sizes, X, units, follow, scaled, keys, weights, _NO_TARGETS,
-                     store_X, store_keys, store_stats, store.n, feature_range, *tail) < 0:
-                return False
-            store.n += 1
-            learn_slots(model)
             return True
 
         return self._prepare(X, trees, units, learn, entry)
