@@ -678,11 +678,12 @@ def prepare_learning(model, X, data):
     returns :func:`learn_fast`'s result, or None when the call may not be prepared.
 
     What the loop's arguments are made from is held: the trees' table and work
-    arrays, the slots' arrays and the kernels' settings. The call takes the general
-    path (:func:`learn_fast`) when any of them was replaced since, and goes on in
-    Python (:func:`_run`) from the first event the loop stops at. The caller makes
-    sure that nothing else changed (``FastPathMixin._prepare``: the trees' arrays,
-    their list, the parameters).
+    arrays, the slots' arrays and the kernels' settings. When any of them was
+    replaced since, the call returns False with nothing changed (the fast path then
+    learns the row, and prepares a new call); otherwise it goes on in Python
+    (:func:`_run`) from the first event the loop stops at. The caller makes sure
+    that nothing else changed (``FastPathMixin._prepare``: the trees' arrays, their
+    list, the parameters).
     """
     state = model.__dict__.get("_drift_state")
     if (state is None or state.stores_points or state._args is None
