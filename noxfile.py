@@ -41,7 +41,10 @@ BOUNDSCHECK_TESTS = ["tests/test_engine_online_batch.py", "tests/test_engine_pro
                      "tests/test_drift.py::test_combined_forecast_is_the_weighted_trimmed_mean",
                      "tests/test_drift.py::test_combination_reads_the_detectors_and_skips_absent_trees",
                      "tests/test_drift.py::test_regressor_predicts_its_trees_combined",
-                     "tests/test_drift_mf.py::test_regressor_predicts_its_trees_combined"]
+                     "tests/test_drift_mf.py::test_regressor_predicts_its_trees_combined",
+                     # the drift loops' prepared one-row calls
+                     "tests/test_drift.py::"
+                     "test_one_row_calls_prepared_for_drift_adaptation_change_nothing"]
 
 
 @nox.session
