@@ -273,9 +273,10 @@ def test_any_cut_of_the_stream_gives_the_same_model(Est, data):
                                        (MondrianForestClassifier, _abrupt_classification)])
 def test_one_row_calls_prepared_for_drift_adaptation_change_nothing(Est, data, monkeypatch):
     """One-row calls of a drift-adaptive forest leave their compiled call prepared
-    (``drift.prepare_learning``): the next row skips the fast path's Python calls,
-    and goes on in Python from any event. Against a twin whose rows all go through
-    scikit-learn's validation, with what may change between calls: units that move
+    (``drift.prepare_learning``; AMF's predictions too): the next row skips the fast
+    path's Python calls, and learning goes on in Python from any event. Against a
+    twin whose rows all go through scikit-learn's validation, with what may change
+    between calls: units that move
     (a widening range), new drift settings, a refused row, a pickle, another model
     learning in between."""
     from mondrianlearn.utils.fast_path import FastPathMixin
@@ -312,9 +313,18 @@ def test_one_row_calls_prepared_for_drift_adaptation_change_nothing(Est, data, m
         model.partial_fit(X[i:i + 1], y[i:i + 1])
         twin.partial_fit(X[i:i + 1].tolist(), y[i:i + 1].tolist())
         other.partial_fit(X[(7 * i) % 300:(7 * i) % 300 + 1], y[(7 * i) % 300:(7 * i) % 300 + 1])
+        # one-row predictions (AMF's prepared: ``drift.prepare_prediction``) as the
+        # validated path gives them
+        forecast = getattr(model, out)(X[i - 299:i - 298])
+        if i % 7 == 0:
+            assert_array_equal(forecast, getattr(twin, out)(X[i - 299:i - 298].tolist()))
     # the model's calls go through the fast path's checks after an event or a tree
     # that grew, and once after each change; the others take the prepared call
-    assert 0 < calls.count(True) < 0.1 * (len(y) - 300)
+    n_rows = len(y) - 300
+    assert 0 < calls.count(True) < 0.1 * n_rows
+    if Est is not MondrianForestClassifier:  # (whose drift prediction is not prepared)
+        assert 0 < calls.count(False) < 0.25 * n_rows
+        assert model._fast_scratch.predict_plan is not None
     assert len(model.drift_events_) > 5
     assert_array_equal(model.drift_events_, twin.drift_events_)
     assert model.n_samples_seen_ == twin.n_samples_seen_ == len(y)

@@ -277,6 +277,23 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
 
         return self._prepare(X, self.trees_, units, learn, learn_slots.kernel)
 
+    def _prepare_drift_prediction(self, X, rows, units, n_outputs):
+        """``_prepare_prediction`` for a drift-adaptive forest (``rows``: ``X`` in the
+        model's units): the prepared call puts the row in units, then makes the
+        drift prediction's compiled call (``drift.prepare_prediction``)."""
+        predict_slots = drift_module().prepare_prediction(self, rows, n_outputs)
+        if predict_slots is None:
+            return None
+        scaled = np.empty_like(rows) if units.shape[1] else None
+
+        def run(model, state, X, _):
+            if scaled is not None:
+                to_units(X, units, scaled)
+                X = scaled
+            return predict_slots(model, X)
+
+        return self._prepare(X, self.trees_, units, run, predict_slots.kernel)
+
     def _learn_in_threads(self, learn_forest, table, rows, scaled, data, work, n_threads):
         """``_learn_fast``'s compiled call with the trees split in ``n_threads``
         contiguous parts run at once (``utils.parallel.run_split``). The rows are
@@ -314,11 +331,15 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
         n_rows, n_features = X.shape
         state = self.__dict__
         if state.get("_drift_state") is not None:
+            rows = X
             if units.shape[1]:
-                scaled = np.empty_like(X)
-                to_units(X, units, scaled)
-                X = scaled
-            return drift_module().predict_fast(self, X, n_outputs)
+                rows = np.empty_like(X)
+                to_units(X, units, rows)
+            out = drift_module().predict_fast(self, rows, n_outputs)
+            if out is not None and n_rows == 1 and self._prepares_calls:
+                state["_fast_scratch"].predict_plan = self._prepare_drift_prediction(
+                    X, rows, units, n_outputs)
+            return out
         scratch = state["_fast_scratch"]
         table = self._fast_table()
         if table is None:

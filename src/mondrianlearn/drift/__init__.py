@@ -39,6 +39,7 @@ from ._adaptive import (
                         predict_fast,
                         prepare_learning,
                         prepare_point_learning,
+                        prepare_prediction,
                         rows_for,
                         tree_losses,
                         trees_hold_every_row,
@@ -48,5 +49,6 @@ from ._plot import drift_event_markers, mark_drift_events
 __all__ = ["DEFAULTS", "EVENTS_DTYPE", "adopt_settings", "combine_forecasts",
            "combine_tree_forecasts", "drift_settings", "foreground_weights", "learn",
            "learn_fast", "learn_points", "move_background_origin", "predict_fast",
-           "prepare_learning", "prepare_point_learning", "rows_for", "tree_losses",
+           "prepare_learning", "prepare_point_learning", "prepare_prediction", "rows_for",
+           "tree_losses",
            "trees_hold_every_row", "drift_event_markers", "mark_drift_events"]

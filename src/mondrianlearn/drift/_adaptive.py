@@ -1107,6 +1107,51 @@ def predict_fast(model, X, n_outputs):
     return None
 
 
+def prepare_prediction(model, X, n_outputs):
+    """The compiled call of :func:`predict_fast` that just forecast the one row ``X``
+    (in the model's units), prepared to forecast the next (``utils.fast_path``'s
+    prepared calls): ``predict(model, X)``, with ``X`` of the same type, returns what
+    :func:`predict_fast` does, or None with nothing computed when the trees' table,
+    the work arrays or the feature weights were replaced since (the fast path then
+    decides); None instead of a call when there is nothing to prepare from."""
+    state = model.__dict__.get("_drift_state")
+    cached = None if state is None else state._work.get("predict")
+    if state is None or state._table is None or cached is None:
+        return None
+    table, scale, work = state._table, state.scale, cached[1]
+    addresses, sizes = table.addresses, table.sizes
+    n_trees = state.n_trees
+    row = np.empty((1, X.shape[1]))
+    flags = (bool(model.use_aggregation), bool(model.temporary_extension))
+    if n_outputs:
+        head = (n_outputs, model._dirichlet(), *flags, np.full(n_trees, 1.0 / n_trees),
+                scale, row)
+        entry = compiled_entry(K.predict_proba_slots, (addresses, sizes, X, *head,
+                                                       np.zeros((1, n_outputs)), *work))
+    else:
+        moments = model._y_moments
+        entry = compiled_entry(K.predict_value_slots, (addresses, sizes, X, moments[1], *flags,
+                                                       scale, row, np.zeros((n_trees, 1)),
+                                                       *work))
+
+    def predict(model, X):
+        if (model.__dict__.get("_drift_state") is not state or state._table is not table
+                or state._work.get("predict") is not cached or state.scale is not scale):
+            return None
+        if n_outputs:
+            out = np.zeros((1, n_outputs))
+            status = entry(addresses, sizes, X, *head, out, *work)
+        else:
+            values = np.zeros((n_trees, 1))
+            status = entry(addresses, sizes, X, moments[1], *flags, scale, row, values, *work)
+            if status == 1:
+                out = combine_forecasts(state, values)
+        return out if status == 1 else None
+
+    predict.kernel = entry
+    return predict
+
+
 def combine_forecasts(state, values, slots=None):
     """A drift-adaptive regressor's forecast of each row from its foreground trees'
     forecasts ``values`` (shape ``(n_trees, n_rows)``; a row of NaN: a tree that

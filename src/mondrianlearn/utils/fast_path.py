@@ -32,7 +32,8 @@ predict a row with a handful of checks and the compiled call, skipping the Pytho
 of the fast path, which they take again whenever something the call was prepared from
 changed. With drift adaptation, a learning call of one row is prepared after any
 one-row call (its loop over the slots goes on in Python from the events it stops at:
-``drift.prepare_learning``); a drift-adaptive forest's prediction is not prepared.
+``drift.prepare_learning``), and so is AMF's prediction of one row
+(``drift.prepare_prediction``), not the Mondrian forests'.
 
 Whatever does not qualify goes through the full path, which gives the same result
 or the same error. The values themselves (finite, range within float64) are checked
