@@ -397,11 +397,7 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
         """
         rows_for = drift_module().rows_for
         out = np.zeros((X.shape[0],) + shape)
-        width = int(np.prod(shape)) if shape else 1
-        per_row = 8 * width * max(len(self.trees_), 1)
-        step = max(1, (64 << 20) // per_row)
-        for start in range(0, X.shape[0], step):
-            rows = slice(start, min(start + step, X.shape[0]))
+        for rows in self._row_chunks(X.shape[0], shape):
             Xc = X[rows]
             if runs_sequentially(len(self.trees_), self.n_jobs):
                 target = out[rows]  # a view: the kernels add into it
@@ -418,6 +414,15 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
                 out[rows] += part
         return out
 
+    def _row_chunks(self, n_rows, shape):
+        """Slices of the rows such that one array of ``shape`` per row and tree holds
+        about 64 MiB a chunk (the per-tree parts of ``_sum_over_trees`` and
+        ``_per_tree``)."""
+        width = int(np.prod(shape)) if shape else 1
+        step = max(1, (64 << 20) // (8 * width * max(len(self.trees_), 1)))
+        for start in range(0, n_rows, step):
+            yield slice(start, min(start + step, n_rows))
+
     def _per_tree(self, X, shape, run_kernel):
         """``run_kernel(tree, X_rows, part)`` of each tree, apart: an array of shape
         ``(n_trees, n_rows) + shape`` (``part`` zeros, each tree reading the rows
@@ -425,10 +430,7 @@ class BaseAMF(DriftMixin, ForestLearnerMixin, BaseEstimator):
         rows_for = drift_module().rows_for
         trees = list(self.trees_)
         out = np.empty((len(trees), X.shape[0]) + shape)
-        width = int(np.prod(shape)) if shape else 1
-        step = max(1, (64 << 20) // (8 * width * max(len(trees), 1)))
-        for start in range(0, X.shape[0], step):
-            rows = slice(start, min(start + step, X.shape[0]))
+        for rows in self._row_chunks(X.shape[0], shape):
             Xc = X[rows]
 
             def one(tree):
