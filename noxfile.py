@@ -41,6 +41,11 @@ BOUNDSCHECK_TESTS = ["tests/test_engine_online_batch.py", "tests/test_engine_pro
                      "tests/test_drift.py::test_combined_forecast_is_the_weighted_trimmed_mean",
                      "tests/test_drift.py::test_combination_reads_the_detectors_and_skips_absent_trees",
                      "tests/test_drift.py::test_regressor_predicts_its_trees_combined",
+                     # the AMF regressor's linear correction
+                     "tests/test_drift.py::"
+                     "test_regressor_linear_correction_learns_what_the_trees_miss",
+                     "tests/test_drift.py::"
+                     "test_regressor_linear_correction_follows_new_feature_units",
                      "tests/test_drift_mf.py::test_regressor_predicts_its_trees_combined",
                      # the drift loops' prepared one-row calls
                      "tests/test_drift.py::"

@@ -195,6 +195,9 @@ class TreeForecasts(NamedTuple):
     """Each tree's recent loss (``drift.tree_losses``)."""
     settings: dict
     """The drift settings."""
+    correction: object = None
+    """AMF: ``(weight, forecasts)`` of the group's gated linear correction
+    (``drift.correction_terms``), or None."""
 
 
 def regression_parts(forest, X, return_std):
@@ -223,7 +226,7 @@ def regression_parts(forest, X, return_std):
 
     state = forest.__dict__.get("_drift_state")
     if state is not None:
-        from ..drift import adopt_settings, tree_losses
+        from ..drift import adopt_settings, correction_terms, tree_losses
 
         adopt_settings(forest)
         rows = forest._check_predict_input(X)
@@ -233,7 +236,8 @@ def regression_parts(forest, X, return_std):
             return TreeForecasts(means, None, noise, rest, losses[slots],
                                  dict(state.settings))
         means, variances = forest._tree_forecasts(rows, return_std)
-        return TreeForecasts(means, variances, None, None, losses, dict(state.settings))
+        return TreeForecasts(means, variances, None, None, losses, dict(state.settings),
+                             correction_terms(state, rows))
     if not return_std:
         return (forest.predict(X),)
     if isinstance(forest, MondrianForestRegressor):
@@ -300,6 +304,12 @@ def _combine_tree_forecasts(parts):
     means = np.concatenate([p.means for p in parts])
     losses = np.concatenate([p.losses for p in parts])
     mean = combine_tree_forecasts(means, losses, parts[0].settings)
+    if parts[0].correction is not None:
+        # each group's gated correction, weighted by its share of the trees (the
+        # merged forest's correction is made to give the same, ``drift._merge``)
+        for p in parts:
+            weight, values = p.correction
+            mean = mean + (p.means.shape[0] / means.shape[0]) * weight * values
     between = means.var(axis=0)
     if parts[0].noise is not None:  # Mondrian forest
         from ..forest.regressor import forest_variance

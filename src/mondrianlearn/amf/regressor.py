@@ -116,8 +116,13 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
         The forest then predicts the mean of its trees' forecasts without the
         highest and the lowest tenth, weighted by each tree's recent loss (the
         settings ``trim`` and ``loss_weighting``: its trees are of different ages,
-        and the plain mean is pulled by the worst of them); the predictive variance
-        is that of the trees as without drift adaptation. See
+        and the plain mean is pulled by the worst of them), plus an online linear
+        model of the error of that forecast, weighted by a gate that compares the
+        forecast with and without it on the recent rows (the setting
+        ``linear_rate``, 0 to leave it out: constant cells need many rows for a
+        target with a linear part, which a stream's first rows and the rows after
+        a change do not give); the trees learn the targets as without it. The
+        predictive variance is that of the trees as without drift adaptation. See
         :mod:`mondrianlearn.drift`.
 
     Attributes
@@ -467,10 +472,13 @@ class AMFRegressor(ForestRegressorMixin, BaseAMF):
 
     def _predict_means(self, X):
         """The forest's aggregated mean, relative to the offset (tree by tree; with
-        drift adaptation, the trees' means combined by ``drift.combine_forecasts``)."""
+        drift adaptation, the trees' means combined by ``drift.combine_forecasts``,
+        plus the gated linear correction, ``drift.add_correction``)."""
         if "_drift_state" in self.__dict__:
             drift = drift_module()
-            return drift.combine_forecasts(drift.adopt_settings(self), self._tree_means(X))
+            state = drift.adopt_settings(self)
+            return drift.add_correction(state, X,
+                                        drift.combine_forecasts(state, self._tree_means(X)))
         return self._sum_over_trees(X, (), self._means_kernel(1.0 / len(self.trees_)))
 
     def _means_kernel(self, scale):

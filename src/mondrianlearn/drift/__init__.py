@@ -14,12 +14,14 @@ Forests that learned the same stream merge slot by slot (``drift._merge``, throu
 
 AMF calls :func:`learn`, :func:`learn_fast` (and :func:`prepare_learning` after a
 row it learned alone), :func:`predict_fast`,
-:func:`combine_forecasts` (regressors, after :func:`adopt_settings`;
-:func:`tree_losses` and :func:`combine_tree_forecasts` for its parts) and
+:func:`combine_forecasts` and :func:`add_correction` (regressors, after
+:func:`adopt_settings`; :func:`tree_losses`, :func:`combine_tree_forecasts` and
+:func:`correction_terms` for its parts) and
 :func:`rows_for`, the Mondrian forests :func:`learn_points` (and
 :func:`prepare_point_learning`); both
 :func:`foreground_weights` and :func:`move_background_origin` when their
-features get a new origin;
+features get a new origin (AMF regressors also :func:`move_correction` when their
+features get new units);
 :func:`drift_event_markers` and :func:`mark_drift_events` draw the events on a
 progressive-metric plot.
 """
@@ -27,15 +29,18 @@ progressive-metric plot.
 from ._adaptive import (
                         DEFAULTS,
                         EVENTS_DTYPE,
+                        add_correction,
                         adopt_settings,
                         combine_forecasts,
                         combine_tree_forecasts,
+                        correction_terms,
                         drift_settings,
                         foreground_weights,
                         learn,
                         learn_fast,
                         learn_points,
                         move_background_origin,
+                        move_correction,
                         predict_fast,
                         prepare_learning,
                         prepare_point_learning,
@@ -46,9 +51,10 @@ from ._adaptive import (
 )
 from ._plot import drift_event_markers, mark_drift_events
 
-__all__ = ["DEFAULTS", "EVENTS_DTYPE", "adopt_settings", "combine_forecasts",
-           "combine_tree_forecasts", "drift_settings", "foreground_weights", "learn",
-           "learn_fast", "learn_points", "move_background_origin", "predict_fast",
+__all__ = ["DEFAULTS", "EVENTS_DTYPE", "add_correction", "adopt_settings", "combine_forecasts",
+           "combine_tree_forecasts", "correction_terms", "drift_settings",
+           "foreground_weights", "learn", "learn_fast", "learn_points",
+           "move_background_origin", "move_correction", "predict_fast",
            "prepare_learning", "prepare_point_learning", "prepare_prediction", "rows_for",
            "tree_losses",
            "trees_hold_every_row", "drift_event_markers", "mark_drift_events"]

@@ -24,6 +24,10 @@ the absolute loss of that probability, costs nothing beyond learning the row. (F
 a regressor the same change is dominated by the best pruning when ``step`` is
 large, so the tree forecasts the row first, see ``_learn_regressor_one``.)
 
+An AMF regressor's linear correction (``learn_correction``) learns each row once every
+slot has learned it, from the foreground trees' forecasts that the loop keeps
+(``forecasts``: the loop may stop within a row and go on in another call).
+
 The Mondrian forests (``learn_forest_slots``) run the same loop over the points of
 the forest's sample store: a tree forecasts the point (its smoothed class
 probabilities, or its predictive mean) and is extended with it by the forests' own
@@ -84,7 +88,26 @@ S_SWAP_DELTA = 2
 S_SWAP_MIN = 3
 S_BAGGING = 4
 S_UPWARD = 5
-N_SETTINGS = 6
+S_TRIM = 6
+S_LOSS_WEIGHTING = 7
+S_LINEAR_RATE = 8
+N_SETTINGS = 9
+
+# Rows of an AMF regressor's linear correction (``correction``, shape ``(4,
+# n_features + 1)``, see ``learn_correction``): the coefficients (intercept in
+# column 0), then the origin and the running low and high of each feature (columns
+# 1 on; NaN before the first row), in the model's units.
+C_COEFFICIENTS = 0
+C_ORIGIN = 1
+C_LOW = 2
+C_HIGH = 3
+N_CORRECTION = 4
+
+GATE_DECAY = 0.999
+"""Discount per row of the correction gate's losses (``learn_correction``): about
+the last 1,000 rows count."""
+GATE_RATE = 1.0
+"""Learning rate of the gate's exponential weights, per unit of discounted loss."""
 
 # Columns of ``pair`` (per slot): rows learned by both trees since the background
 # tree started, the sum of the foreground's loss minus the background's on them,
@@ -194,6 +217,116 @@ def _learn_regressor_one(addresses, sizes, t, X, i, key, target, prior, spread, 
 
 
 @kernel
+def _scaled_loss(error, unit):
+    """An absolute error in units of ``unit`` (three running standard deviations of
+    the target), capped at 1."""
+    if unit > 0.0:
+        return min(error / unit, 1.0)
+    return 0.0 if error == 0.0 else 1.0
+
+
+@kernel
+def correction_forecast(X, i, correction):
+    """The linear correction's forecast of row ``i`` of ``X`` (see
+    ``learn_correction``): ``b + sum_d w_d (x_d - origin_d) / width_d``, the width
+    of feature ``d`` its range so far (1 while it has one value), a feature not
+    seen yet counting 0."""
+    value = correction[C_COEFFICIENTS, 0]
+    for d in range(X.shape[1]):
+        origin = correction[C_ORIGIN, d + 1]
+        if np.isnan(origin):
+            continue
+        width = correction[C_HIGH, d + 1] - correction[C_LOW, d + 1]
+        value += correction[C_COEFFICIENTS, d + 1] * (X[i, d] - origin) / (
+            width if width > 0.0 else 1.0)
+    return value
+
+
+@kernel
+def correction_weight(gate):
+    """Weight of the corrected forecast against the forest's alone: exponential
+    weights on their discounted losses ``gate``."""
+    return 1.0 / (1.0 + np.exp(min(GATE_RATE * (gate[1] - gate[0]), 700.0)))
+
+
+@kernel
+def _widen_correction(X, i, correction):
+    """Widen the correction's ranges to row ``i`` of ``X``; a coefficient follows its
+    feature's new width, so that the forecasts stay as they were."""
+    for d in range(X.shape[1]):
+        x = X[i, d]
+        c = d + 1
+        if np.isnan(correction[C_ORIGIN, c]):
+            correction[C_ORIGIN, c] = x
+            correction[C_LOW, c] = x
+            correction[C_HIGH, c] = x
+            continue
+        if correction[C_LOW, c] <= x <= correction[C_HIGH, c]:
+            continue
+        before = correction[C_HIGH, c] - correction[C_LOW, c]
+        correction[C_LOW, c] = min(correction[C_LOW, c], x)
+        correction[C_HIGH, c] = max(correction[C_HIGH, c], x)
+        after = correction[C_HIGH, c] - correction[C_LOW, c]
+        correction[C_COEFFICIENTS, c] *= after / (before if before > 0.0 else 1.0)
+
+
+@kernel
+def learn_correction(X, i, target, weight, spread, forecasts, detectors, settings,
+                     correction, gate, losses, order, combine_weights, combined):
+    """An AMF regressor's linear correction learns row ``i`` (see
+    ``drift._adaptive``'s module docstring).
+
+    ``forecasts[t, 0]`` is foreground tree ``t``'s forecast of the row, made before
+    it learned the row (NaN: the tree skipped it); combined as the forest's
+    forecast is (``combine_forecasts``), it gives the forest's forecast ``F``. The
+    gate's discounted losses (``gate``: the forest alone, the forest plus the
+    correction ``c``) take the row's losses, ``|y - F|`` and ``|y - F - c|`` in
+    units of three running standard deviations of the target (``spread``), capped
+    at 1; then the correction's ranges widen to the row and its coefficients take
+    a normalised least-mean-squares step of size ``1 - (1 - rate) ** weight``
+    towards ``y - F`` (``rate``: the ``linear_rate`` setting). ``losses`` to
+    ``combined`` are work space for the combination. A row of weight 0 changes
+    nothing."""
+    if weight <= 0.0:
+        return
+    combine_forecasts(forecasts, detectors, losses, settings[S_TRIM],
+                      settings[S_LOSS_WEIGHTING], order, combine_weights, combined)
+    forest = combined[0]
+    if np.isnan(forest):  # every tree skipped the row (online bagging)
+        return
+    value = correction_forecast(X, i, correction)
+    unit = 3.0 * spread
+    gate[0] = GATE_DECAY * gate[0] + weight * _scaled_loss(abs(target - forest), unit)
+    gate[1] = GATE_DECAY * gate[1] + weight * _scaled_loss(abs(target - forest - value), unit)
+    _widen_correction(X, i, correction)
+    norm = 1.0  # the intercept's input
+    for d in range(X.shape[1]):
+        c = d + 1
+        width = correction[C_HIGH, c] - correction[C_LOW, c]
+        u = (X[i, d] - correction[C_ORIGIN, c]) / (width if width > 0.0 else 1.0)
+        norm += u * u
+    step = (1.0 - (1.0 - settings[S_LINEAR_RATE]) ** weight) * (target - forest - value) / norm
+    correction[C_COEFFICIENTS, 0] += step
+    for d in range(X.shape[1]):
+        c = d + 1
+        width = correction[C_HIGH, c] - correction[C_LOW, c]
+        correction[C_COEFFICIENTS, c] += step * (X[i, d] - correction[C_ORIGIN, c]) / (
+            width if width > 0.0 else 1.0)
+
+
+@kernel
+def add_correction(X, correction, gate, out):
+    """Add the gated linear correction's forecast of each row of ``X`` to the
+    forest's (``out``); nothing without a correction (``correction`` of no
+    column)."""
+    if correction.shape[1] == 0:
+        return
+    weight = correction_weight(gate)
+    for i in range(X.shape[0]):
+        out[i] += weight * correction_forecast(X, i, correction)
+
+
+@kernel
 def _challenge_due(t, i, row0, next_challenge):
     """Whether slot ``t`` starts a challenger before row ``i``: due whether or not a
     background tree learns (one that has not beaten the foreground tree by now
@@ -293,7 +426,8 @@ def learn_amf_slots(addresses, sizes, X, keys, y, weights, prior, spread, row0, 
                     active, detectors, pair, next_challenge, scale, settings, regression,
                     step, dirichlet, split_pure, max_nodes, count_first, n_classes, aggregate,
                     extend, row, weight, key, target, excess, path, no_samples, floats, ints,
-                    done, tree_weights, prefix, table):
+                    done, tree_weights, prefix, table, correction, gate, forecasts, losses,
+                    order, combine_weights, combined):
     """Learn the rows of ``X`` in every slot of an AMF, from row ``position[0]`` and
     slot ``position[1]`` on.
 
@@ -311,12 +445,17 @@ def learn_amf_slots(addresses, sizes, X, keys, y, weights, prior, spread, row0, 
     ``spread`` (from ``target_moments``), ``aggregate`` and ``extend`` (how the
     trees forecast the row to score it) and the forecast work arrays ``floats`` to
     ``prefix`` (``amf._forest_kernels.prediction_work``) with ``table``, an empty
-    walk table (``_loop_work``); ``target`` holds four floats of work space. The
-    other family's arguments are not read.
+    walk table (``_loop_work``); ``target`` holds four floats of work space. An
+    AMF regressor with a linear correction (``correction`` with columns, see
+    ``learn_correction``) keeps each foreground tree's forecast of the current row
+    in ``forecasts`` (which persists between calls: a call may stop within a row)
+    and, once every slot has learned the row, the correction learns it (``gate``
+    to ``combined`` as there). The other family's arguments are not read.
     """
     n_trees = addresses.shape[0] // 2
     work = _loop_work(floats, ints, done, excess, tree_weights, table)
     n_features = X.shape[1]
+    correcting = regression and correction.shape[1] > 0
     first_slot = position[1]
     for i in range(position[0], X.shape[0]):
         for t in range(first_slot, n_trees):
@@ -328,6 +467,8 @@ def learn_amf_slots(addresses, sizes, X, keys, y, weights, prior, spread, row0, 
                 return event
             weight[0] = _row_weight(weights, i, settings[S_BAGGING], rng_at(addresses, t))
             if weight[0] <= 0.0:
+                if correcting:
+                    forecasts[t, 0] = np.nan
                 continue
             key[0] = keys[i]
             if regression:
@@ -339,6 +480,8 @@ def learn_amf_slots(addresses, sizes, X, keys, y, weights, prior, spread, row0, 
                                   dirichlet, split_pure, max_nodes, count_first, n_classes,
                                   aggregate, extend, excess, path, no_samples, target[3:4],
                                   work, prefix)
+            if correcting:  # an empty tree forecasts the prior, as in prediction
+                forecasts[t, 0] = target[3] if loss >= 0.0 else target[1]
             background_loss = -1.0
             if active[t] != BG_OFF:
                 background_loss = _learn_amf_one(
@@ -349,6 +492,9 @@ def learn_amf_slots(addresses, sizes, X, keys, y, weights, prior, spread, row0, 
             event = _after_row(t, loss, background_loss, active, detectors, pair, settings)
             if event != NO_EVENT:
                 return event
+        if correcting:
+            learn_correction(X, i, y[i], weights[i], spread[i], forecasts, detectors, settings,
+                             correction, gate, losses, order, combine_weights, combined)
         first_slot = 0
     position[0] = X.shape[0]
     position[1] = 0

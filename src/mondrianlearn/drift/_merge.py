@@ -142,7 +142,50 @@ def merge_states(states, backgrounds, streams=None, classes=None):
     merged.n_events = events.shape[0]
     merged.events = np.zeros((max(16, events.shape[0]), 3), dtype=np.int64)
     merged.events[: events.shape[0]] = events
+    merged.correction, merged.gate = merged_correction(states)
+    merged.forecasts = np.full((merged.n_trees, 1), np.nan)
     return merged
+
+
+def merged_correction(states):
+    """``(correction, gate)`` of the merged forest: the linear corrections of AMF
+    regressors (``drift._kernels.learn_correction``) made one, whose gated forecast
+    is the mean of the forests' gated forecasts weighted by their numbers of trees
+    (what their sharded prediction adds, ``amf._merge``): the gate's losses are
+    those means, and the coefficients those of the weighted mean of the forests'
+    linear functions, divided by the merged gate's weight, in ranges that cover the
+    forests' (the forests are in the same units and origin, see
+    :func:`mondrianlearn.forest.merge_forests`)."""
+    from ._kernels import C_COEFFICIENTS, C_HIGH, C_LOW, C_ORIGIN, correction_weight
+
+    if not all(s.correction.shape[1] for s in states):
+        return np.zeros((states[0].correction.shape[0], 0)), np.zeros(2)
+    shares = np.array([s.n_trees for s in states], dtype=np.float64)
+    shares /= shares.sum()
+    gate = sum(share * s.gate for share, s in zip(shares, states))
+    corrections = [s.correction for s in states]
+    merged = np.full_like(corrections[0], np.nan)
+    with np.errstate(all="ignore"):  # (features a forest has not seen: NaN)
+        merged[C_LOW] = np.nanmin([c[C_LOW] for c in corrections], axis=0)
+        merged[C_HIGH] = np.nanmax([c[C_HIGH] for c in corrections], axis=0)
+    merged[C_ORIGIN] = merged[C_LOW]
+    intercept, slopes = 0.0, np.zeros(merged.shape[1] - 1)
+    for share, state, c in zip(shares, states, corrections):
+        seen = ~np.isnan(c[C_ORIGIN, 1:])
+        width = np.where(seen, c[C_HIGH, 1:] - c[C_LOW, 1:], 1.0)
+        slope = np.where(seen, c[C_COEFFICIENTS, 1:] / np.where(width > 0, width, 1.0), 0.0)
+        weight = share * correction_weight(state.gate)
+        intercept += weight * (c[C_COEFFICIENTS, 0]
+                               - float(np.sum(slope * np.where(seen, c[C_ORIGIN, 1:], 0.0))))
+        slopes += weight * slope
+    seen = ~np.isnan(merged[C_ORIGIN, 1:])
+    width = np.where(seen, merged[C_HIGH, 1:] - merged[C_LOW, 1:], 1.0)
+    scale = 1.0 / correction_weight(gate)
+    merged[C_COEFFICIENTS, 0] = scale * (
+        intercept + float(np.sum(slopes * np.where(seen, merged[C_ORIGIN, 1:], 0.0))))
+    merged[C_COEFFICIENTS, 1:] = scale * slopes * np.where(width > 0, width, 1.0)
+    merged[C_ORIGIN:, 0] = 0.0  # (unused)
+    return merged, gate
 
 
 def _rebased(states, streams):

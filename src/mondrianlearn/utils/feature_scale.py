@@ -802,6 +802,10 @@ class FeatureScaleMixin:
             return
         drift = self.__dict__.get("_drift_state")
         weights = None
+        if drift is not None and drift.correction.shape[1]:
+            from ..drift import move_correction
+
+            move_correction(drift, factors, shifts)
         if drift is not None and shifts.any():
             from ..drift import foreground_weights, move_background_origin
 
