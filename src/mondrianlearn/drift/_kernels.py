@@ -315,13 +315,11 @@ def learn_correction(X, i, target, weight, spread, forecasts, detectors, setting
 
 
 @kernel
-def add_correction(X, correction, gate, out):
-    """Add the gated linear correction's forecast of each row of ``X`` to the
-    forest's (``out``); nothing without a correction (``correction`` of no
-    column)."""
+def add_correction(X, correction, weight, out):
+    """Add ``weight`` times the linear correction's forecast of each row of ``X`` to
+    ``out``; nothing without a correction (``correction`` of no column)."""
     if correction.shape[1] == 0:
         return
-    weight = correction_weight(gate)
     for i in range(X.shape[0]):
         out[i] += weight * correction_forecast(X, i, correction)
 
