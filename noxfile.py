@@ -47,6 +47,8 @@ BOUNDSCHECK_TESTS = ["tests/test_engine_online_batch.py", "tests/test_engine_pro
                      "tests/test_drift.py::"
                      "test_regressor_linear_correction_follows_new_feature_units",
                      "tests/test_drift_mf.py::test_regressor_predicts_its_trees_combined",
+                     "tests/test_drift_mf.py::"
+                     "test_regressor_linear_correction_follows_units_and_target_scale",
                      # the drift loops' prepared one-row calls
                      "tests/test_drift.py::"
                      "test_one_row_calls_prepared_for_drift_adaptation_change_nothing"]

@@ -17,7 +17,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mondrianlearn import MondrianForestClassifier, MondrianForestRegressor
-from mondrianlearn.drift import DEFAULTS, combine_tree_forecasts, tree_losses
+from mondrianlearn.drift import DEFAULTS, combine_tree_forecasts, correction_terms, tree_losses
 from mondrianlearn.engine.tree import rounded_down, rounded_up
 from mondrianlearn.forest.regressor import forest_variance
 from mondrianlearn.utils.fast_path import FAST_MAX_ROWS
@@ -56,10 +56,11 @@ def _drift_smoothing(Est):
 
 def _plain_mean(Est, **settings):
     """Drift settings whose forest predicts the plain mean of its trees, as the
-    stationary forest does (the regressors' ``trim`` and ``loss_weighting`` off;
-    learning is the same), so that the two may be compared bit for bit."""
+    stationary forest does (the regressors' ``trim``, ``loss_weighting`` and linear
+    correction off; learning is the same), so that the two may be compared bit for
+    bit."""
     if Est is MondrianForestRegressor:
-        settings.update(trim=0.0, loss_weighting=0.0)
+        settings.update(trim=0.0, loss_weighting=0.0, linear_rate=0.0)
     return settings or "adwin"
 
 
@@ -186,16 +187,21 @@ def test_a_stationary_stream_costs_little(Est, task):
 # ------------------------------------------------------------- guarantees
 def test_regressor_predicts_its_trees_combined():
     """The drift-adaptive regressor predicts its trees' means combined with their
-    recent losses (``drift.combine_tree_forecasts``), one row at a time as in a
-    large call; its predictive variance is that of the trees."""
+    recent losses (``drift.combine_tree_forecasts``) plus its gated linear
+    correction (in its scaled targets), one row at a time as in a large call; its
+    predictive variance is that of the trees."""
     X, y = _stream("r", n=1600, change=800, scales=(1.0, 100.0, 0.01))
     model = MondrianForestRegressor(n_estimators=5, random_state=4, drift="adwin").fit(X, y)
     X_test = np.random.RandomState(2).uniform(size=(FAST_MAX_ROWS + 40, 3)) * [1, 100, 0.01]
-    means, noise, rest, slots = model._tree_forecasts(model._check_predict_input(X_test), True)
+    rows = model._check_predict_input(X_test)
+    means, noise, rest, slots = model._tree_forecasts(rows, True)
     assert slots.all() and means.shape == noise.shape == rest.shape == (5, X_test.shape[0])
     losses = tree_losses(model._drift_state)
     assert np.ptp(losses) > 0
-    expected = combine_tree_forecasts(means, losses, model._drift_state.settings)
+    weight, correction = correction_terms(model._drift_state, rows)
+    assert 0.0 < weight < 1.0 and np.ptp(correction) > 0.0
+    expected = (combine_tree_forecasts(means, losses, model._drift_state.settings)
+                + weight * model._y_scale * correction)
     mean, std = model.predict(X_test, return_std=True)
     assert_allclose(mean, expected, rtol=1e-12, atol=1e-12 * np.abs(y).max())
     assert not np.allclose(mean, means.mean(axis=0), rtol=0, atol=1e-6)
@@ -204,9 +210,69 @@ def test_regressor_predicts_its_trees_combined():
     large = model.predict(X_test)
     for i in range(20):
         assert_array_equal(model.predict(X_test[i:i + 1])[0], large[i])
-    model.set_params(drift={"trim": 0.0, "loss_weighting": 0.0})  # read before learning
+    model.set_params(drift={"trim": 0.0, "loss_weighting": 0.0, "linear_rate": 0.0})
     assert_allclose(model.predict(X_test), means.mean(axis=0), rtol=1e-12,
                     atol=1e-12 * np.abs(y).max())
+
+
+
+def _one_row_mae(model, X, y):
+    """Progressive MAE, one row at a time (the first row: no prediction)."""
+    errors = []
+    for i in range(len(y)):
+        if i:
+            errors.append(abs(model.predict(X[i:i + 1])[0] - y[i]))
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+    return float(np.mean(errors))
+
+
+def test_regressor_linear_correction_learns_what_the_trees_miss():
+    """The regressor's gated linear correction (``mondrianlearn.drift``) learns the
+    error of the forest's forecast in its scaled targets: far better forecasts on
+    a target with a linear part, before and after a change, the trees and events
+    the same as without it (``linear_rate=0``); it goes on through a pickle."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(3000, 6))
+    y = X[:, :4] @ [10.0, -8.0, 6.0, 4.0] + np.sin(6.0 * X[:, 4]) + 0.1 * rng.randn(3000)
+    y[1500:] = -y[1500:]
+    corrected = MondrianForestRegressor(n_estimators=4, random_state=0, drift="adwin")
+    plain = MondrianForestRegressor(n_estimators=4, random_state=0,
+                                    drift={"linear_rate": 0.0})
+    assert _one_row_mae(corrected, X, y) < 0.85 * _one_row_mae(plain, X, y)  # (0.75)
+    assert plain._drift_state.correction.shape == (4, 0)
+    assert corrected._drift_state.correction.shape == (4, 7)
+    rows = corrected._check_predict_input(X[:100])
+    assert correction_terms(corrected._drift_state, rows)[0] > 0.5
+    assert_array_equal(corrected._tree_forecasts(rows, False)[0],
+                       plain._tree_forecasts(rows, False)[0])
+    assert_array_equal(corrected.drift_events_, plain.drift_events_)
+    restored = pickle.loads(pickle.dumps(corrected))
+    for model in (corrected, restored):
+        model.partial_fit(X[:200], y[:200])
+    assert_array_equal(restored.predict(X[:100]), corrected.predict(X[:100]))
+
+
+@pytest.mark.parametrize("resample", [False, True])
+def test_regressor_linear_correction_follows_units_and_target_scale(resample):
+    """New feature units (rescaled trees, or trees sampled afresh on the stored
+    points) and a rescaling of the scaled targets leave the correction's part of
+    the forecasts as it was."""
+    X, y = _stream("r", n=800, change=400, scales=(1.0, 100.0, 0.01))
+    model = MondrianForestRegressor(n_estimators=3, random_state=1, drift="adwin").fit(X, y)
+    X_test = X[:100]
+
+    def correction_part(m):
+        weight, values = correction_terms(m._drift_state, m._check_predict_input(X_test))
+        return weight * m._y_scale * values
+
+    before = correction_part(model)
+    assert np.ptp(before) > 0.1
+    units = model._units
+    model._change_units(units[0] * np.array([4.0, 2.0, 1.0]),
+                        resample=resample, origin=units[2] + np.array([0.5, -20.0, 0.0]))
+    assert_allclose(correction_part(model), before, rtol=1e-9, atol=1e-9)
+    model._rescale_targets(8.0)
+    assert_allclose(correction_part(model), before, rtol=1e-9, atol=1e-9)
 
 
 @pytest.mark.parametrize("Est, task", CASES)

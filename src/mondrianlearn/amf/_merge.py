@@ -196,8 +196,9 @@ class TreeForecasts(NamedTuple):
     settings: dict
     """The drift settings."""
     correction: object = None
-    """AMF: ``(weight, forecasts)`` of the group's gated linear correction
-    (``drift.correction_terms``), or None."""
+    """``(weight, forecasts, n_trees)``: the gate's weight and the forecasts (in the
+    units of ``y``) of the group's linear correction (``drift.correction_terms``),
+    and the group's number of tree slots; or None without one."""
 
 
 def regression_parts(forest, X, return_std):
@@ -231,13 +232,17 @@ def regression_parts(forest, X, return_std):
         adopt_settings(forest)
         rows = forest._check_predict_input(X)
         losses = tree_losses(state)
+        terms = correction_terms(state, rows)
         if isinstance(forest, MondrianForestRegressor):
             means, noise, rest, slots = forest._tree_forecasts(rows, return_std)
+            if terms is not None:  # scaled targets
+                terms = (terms[0], forest._y_scale * terms[1], state.n_trees)
             return TreeForecasts(means, None, noise, rest, losses[slots],
-                                 dict(state.settings))
+                                 dict(state.settings), terms)
         means, variances = forest._tree_forecasts(rows, return_std)
-        return TreeForecasts(means, variances, None, None, losses, dict(state.settings),
-                             correction_terms(state, rows))
+        if terms is not None:
+            terms = (*terms, state.n_trees)
+        return TreeForecasts(means, variances, None, None, losses, dict(state.settings), terms)
     if not return_std:
         return (forest.predict(X),)
     if isinstance(forest, MondrianForestRegressor):
@@ -305,11 +310,12 @@ def _combine_tree_forecasts(parts):
     losses = np.concatenate([p.losses for p in parts])
     mean = combine_tree_forecasts(means, losses, parts[0].settings)
     if parts[0].correction is not None:
-        # each group's gated correction, weighted by its share of the trees (the
+        # each group's gated correction, weighted by its share of the tree slots (the
         # merged forest's correction is made to give the same, ``drift._merge``)
+        slots = sum(p.correction[2] for p in parts)
         for p in parts:
-            weight, values = p.correction
-            mean = mean + (p.means.shape[0] / means.shape[0]) * weight * values
+            weight, values, n_slots = p.correction
+            mean = mean + (n_slots / slots) * weight * values
     between = means.var(axis=0)
     if parts[0].noise is not None:  # Mondrian forest
         from ..forest.regressor import forest_variance

@@ -20,8 +20,9 @@ row it learned alone), :func:`predict_fast`,
 :func:`rows_for`, the Mondrian forests :func:`learn_points` (and
 :func:`prepare_point_learning`); both
 :func:`foreground_weights` and :func:`move_background_origin` when their
-features get a new origin (AMF regressors also :func:`move_correction` when their
-features get new units);
+features get a new origin (regressors also :func:`move_correction` when their
+features get new units, and Mondrian forest regressors :func:`scale_correction` when
+their scaled targets are rescaled);
 :func:`drift_event_markers` and :func:`mark_drift_events` draw the events on a
 progressive-metric plot.
 """
@@ -46,6 +47,7 @@ from ._adaptive import (
                         prepare_point_learning,
                         prepare_prediction,
                         rows_for,
+                        scale_correction,
                         tree_losses,
                         trees_hold_every_row,
 )
@@ -56,5 +58,6 @@ __all__ = ["DEFAULTS", "EVENTS_DTYPE", "add_correction", "adopt_settings", "comb
            "foreground_weights", "learn", "learn_fast", "learn_points",
            "move_background_origin", "move_correction", "predict_fast",
            "prepare_learning", "prepare_point_learning", "prepare_prediction", "rows_for",
+           "scale_correction",
            "tree_losses",
            "trees_hold_every_row", "drift_event_markers", "mark_drift_events"]

@@ -24,7 +24,7 @@ the absolute loss of that probability, costs nothing beyond learning the row. (F
 a regressor the same change is dominated by the best pruning when ``step`` is
 large, so the tree forecasts the row first, see ``_learn_regressor_one``.)
 
-An AMF regressor's linear correction (``learn_correction``) learns each row once every
+A regressor's linear correction (``learn_correction``) learns each row once every
 slot has learned it, from the foreground trees' forecasts that the loop keeps
 (``forecasts``: the loop may stop within a row and go on in another call).
 
@@ -93,7 +93,7 @@ S_LOSS_WEIGHTING = 7
 S_LINEAR_RATE = 8
 N_SETTINGS = 9
 
-# Rows of an AMF regressor's linear correction (``correction``, shape ``(4,
+# Rows of a regressor's linear correction (``correction``, shape ``(4,
 # n_features + 1)``, see ``learn_correction``): the coefficients (intercept in
 # column 0), then the origin and the running low and high of each feature (columns
 # 1 on; NaN before the first row), in the model's units.
@@ -273,7 +273,7 @@ def _widen_correction(X, i, correction):
 @kernel
 def learn_correction(X, i, target, weight, spread, forecasts, detectors, settings,
                      correction, gate, losses, order, combine_weights, combined):
-    """An AMF regressor's linear correction learns row ``i`` (see
+    """A regressor's linear correction learns row ``i`` (see
     ``drift._adaptive``'s module docstring).
 
     ``forecasts[t, 0]`` is foreground tree ``t``'s forecast of the row, made before
@@ -443,8 +443,8 @@ def learn_amf_slots(addresses, sizes, X, keys, y, weights, prior, spread, row0, 
     ``spread`` (from ``target_moments``), ``aggregate`` and ``extend`` (how the
     trees forecast the row to score it) and the forecast work arrays ``floats`` to
     ``prefix`` (``amf._forest_kernels.prediction_work``) with ``table``, an empty
-    walk table (``_loop_work``); ``target`` holds four floats of work space. An
-    AMF regressor with a linear correction (``correction`` with columns, see
+    walk table (``_loop_work``); ``target`` holds four floats of work space. A
+    regressor with a linear correction (``correction`` with columns, see
     ``learn_correction``) keeps each foreground tree's forecast of the current row
     in ``forecasts`` (which persists between calls: a call may stop within a row)
     and, once every slot has learned the row, the correction learns it (``gate``
@@ -576,14 +576,18 @@ def learn_forest_slots(addresses, sizes, store_X, store_keys, store_stats, ids, 
                        position, active, detectors, pair, next_challenge, settings, n_stats,
                        regression, bootstrap, lifetime, pause_pure, min_samples_split,
                        max_nodes, one_hot, gamma, max_depth, excess, path, pending, nodes,
-                       reals, classes, forecast):
+                       reals, classes, forecast, correction, gate, forecasts, losses, order,
+                       combine_weights, combined):
     """``learn_amf_slots`` for the Mondrian forests: the rows are the stored
     points ``ids`` (``spread``: the running standard deviation of the scaled target
     up to each of them, for the regression losses). The slots' bookkeeping
-    (detectors, challengers, the swap test) is the one of the AMF loops."""
+    (detectors, challengers, the swap test) and a regressor's linear correction
+    (its scaled targets) are those of the AMF loops; a tree that has seen no point
+    is absent from the combination, as in prediction."""
     n_trees = addresses.shape[0] // 2
     n_features = store_X.shape[1]
     n_stored = ids[ids.shape[0] - 1] + 1
+    correcting = regression and correction.shape[1] > 0
     first_slot = position[1]
     for i in range(position[0], ids.shape[0]):
         for t in range(first_slot, n_trees):
@@ -605,6 +609,8 @@ def learn_forest_slots(addresses, sizes, store_X, store_keys, store_stats, ids, 
                 regression, spread, bootstrap, lifetime, pause_pure, min_samples_split,
                 max_nodes, one_hot, gamma, max_depth, excess, path, pending, nodes, reals,
                 classes, forecast)
+            if correcting:
+                forecasts[t, 0] = forecast[0, 0] if loss >= 0.0 else np.nan
             background_loss = -1.0
             if active[t] != BG_OFF:
                 background_loss = _learn_forest_one(
@@ -615,6 +621,11 @@ def learn_forest_slots(addresses, sizes, store_X, store_keys, store_stats, ids, 
             event = _after_row(t, loss, background_loss, active, detectors, pair, settings)
             if event != NO_EVENT:
                 return event
+        if correcting:
+            s = ids[i]
+            learn_correction(store_X, s, store_stats[s, 1] / store_stats[s, 0],
+                             store_stats[s, 0], spread[i], forecasts, detectors, settings,
+                             correction, gate, losses, order, combine_weights, combined)
         first_slot = 0
     position[0] = ids.shape[0]
     position[1] = 0

@@ -30,6 +30,7 @@ import copy
 import numpy as np
 
 from ._adaptive import _state
+from ._kernels import C_COEFFICIENTS
 
 
 def check_drift_merge(forests, same_stream):
@@ -148,7 +149,7 @@ def merge_states(states, backgrounds, streams=None, classes=None):
 
 
 def merged_correction(states):
-    """``(correction, gate)`` of the merged forest: the linear corrections of AMF
+    """``(correction, gate)`` of the merged forest: the linear corrections of
     regressors (``drift._kernels.learn_correction``) made one, whose gated forecast
     is the mean of the forests' gated forecasts weighted by their numbers of trees
     (what their sharded prediction adds, ``amf._merge``): the gate's losses are
@@ -156,7 +157,7 @@ def merged_correction(states):
     linear functions, divided by the merged gate's weight, in ranges that cover the
     forests' (the forests are in the same units and origin, see
     :func:`mondrianlearn.forest.merge_forests`)."""
-    from ._kernels import C_COEFFICIENTS, C_HIGH, C_LOW, C_ORIGIN, correction_weight
+    from ._kernels import C_HIGH, C_LOW, C_ORIGIN, correction_weight
 
     if not all(s.correction.shape[1] for s in states):
         return np.zeros((states[0].correction.shape[0], 0)), np.zeros(2)
@@ -224,6 +225,8 @@ def _rebased(states, streams):
         moved.store_offset = offset
         w, mean, squares = state.moments
         moved.moments = np.array([w, a * mean + b, a * a * squares])
+        moved.correction = state.correction.copy()  # forecasts of errors: times a
+        moved.correction[C_COEFFICIENTS] *= a
         position += m
         out.append(moved)
     return out

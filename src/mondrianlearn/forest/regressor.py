@@ -111,8 +111,10 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
         more are dropped. The forest predicts the mean of its trees' forecasts
         without the highest and the lowest tenth, weighted by each tree's recent
         loss (settings ``trim`` and ``loss_weighting``, as
-        :class:`~mondrianlearn.AMFRegressor`; the predictive variance is that of
-        the trees as without drift adaptation). A dict replaces some settings of
+        :class:`~mondrianlearn.AMFRegressor`), plus the gated online linear
+        correction of its errors (setting ``linear_rate``, as there); the
+        predictive variance is that of the trees as without drift adaptation. A
+        dict replaces some settings of
         ``"adwin"`` (keys of :data:`mondrianlearn.drift.DEFAULTS`). See
         :mod:`mondrianlearn.drift`.
 
@@ -298,9 +300,12 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
         trees = list(self.trees_)
         state = self.__dict__.get("_drift_state")
         if state is not None:
+            from ..drift import scale_correction
+
             trees += state.background
             state.moments[1] /= factor  # the running moments of the scaled targets
             state.moments[2] /= factor * factor
+            scale_correction(state, 1.0 / factor)
         for stats in [t.node_stats["stats"] for t in trees] + [self._store.stats]:
             stats[:, 1] /= factor
             stats[:, 2] /= factor * factor
@@ -347,8 +352,9 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
         if trained < 0:
             return None
         if drift is not None and trained:  # (rows of NaN: trees that have seen no point)
-            return self._y_offset + self._y_scale * drift_module().combine_forecasts(
-                drift, per_tree)
+            module = drift_module()
+            combined = module.combine_forecasts(drift, per_tree)
+            return self._y_offset + self._y_scale * module.add_correction(drift, scaled, combined)
         return self._y_offset + self._y_scale * (mean / max(trained, 1))
 
     def _predict_validated(self, X, return_std=False):
@@ -381,7 +387,8 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
         """Mean over the trees of their means and, ``with_variance``, of the noise
         part of their variance and the rest, and the variance of their means
         (scaled targets; otherwise those three are 0). With drift adaptation, the
-        first is the trees' means combined (``drift.combine_forecasts``)."""
+        first is the trees' means combined (``drift.combine_forecasts``) plus the
+        gated linear correction (``drift.add_correction``)."""
         trees = self._trained_trees()
         drift = None
         if "_drift_state" in self.__dict__:
@@ -401,8 +408,9 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
             if with_variance and parts:
                 between[rows] = np.var([m for m, _, _ in parts], axis=0)
             if drift is not None and parts:
-                combined[rows] = drift_module().combine_forecasts(
-                    drift, np.array([m for m, _, _ in parts]), slots)
+                module = drift_module()
+                combined[rows] = module.add_correction(drift, X[rows], module.combine_forecasts(
+                    drift, np.array([m for m, _, _ in parts]), slots))
         n_trees = max(len(trees), 1)
         first = mean / n_trees if drift is None else combined
         return first, noise / n_trees, error / n_trees, between

@@ -797,15 +797,15 @@ class FeatureScaleMixin:
         if store is not None and store.n:
             moved = np.flatnonzero((factors != 1.0) | (shifts != 0.0))  # see rescale_boxes
             store.X[: store.n, moved] = store.X[: store.n, moved] * factors[moved] + shifts[moved]
-        if resample:
-            self._resample_trees()
-            return
         drift = self.__dict__.get("_drift_state")
-        weights = None
         if drift is not None and drift.correction.shape[1]:
             from ..drift import move_correction
 
             move_correction(drift, factors, shifts)
+        if resample:
+            self._resample_trees()
+            return
+        weights = None
         if drift is not None and shifts.any():
             from ..drift import foreground_weights, move_background_origin
 
