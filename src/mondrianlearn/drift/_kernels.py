@@ -226,19 +226,24 @@ def _scaled_loss(error, unit):
 
 
 @kernel
+def _correction_input(correction, x, c):
+    """The linear correction's input from the value ``x`` of the feature of column
+    ``c``: ``(x - origin) / width``, the width its range so far (1 while it has one
+    value)."""
+    width = correction[C_HIGH, c] - correction[C_LOW, c]
+    return (x - correction[C_ORIGIN, c]) / (width if width > 0.0 else 1.0)
+
+
+@kernel
 def correction_forecast(X, i, correction):
     """The linear correction's forecast of row ``i`` of ``X`` (see
-    ``learn_correction``): ``b + sum_d w_d (x_d - origin_d) / width_d``, the width
-    of feature ``d`` its range so far (1 while it has one value), a feature not
-    seen yet counting 0."""
+    ``learn_correction``): its intercept plus ``sum_d w_d u_d``, ``u_d`` the input of
+    feature ``d`` (``_correction_input``; a feature not seen yet counts 0)."""
     value = correction[C_COEFFICIENTS, 0]
     for d in range(X.shape[1]):
-        origin = correction[C_ORIGIN, d + 1]
-        if np.isnan(origin):
-            continue
-        width = correction[C_HIGH, d + 1] - correction[C_LOW, d + 1]
-        value += correction[C_COEFFICIENTS, d + 1] * (X[i, d] - origin) / (
-            width if width > 0.0 else 1.0)
+        if not np.isnan(correction[C_ORIGIN, d + 1]):
+            value += correction[C_COEFFICIENTS, d + 1] * _correction_input(correction,
+                                                                           X[i, d], d + 1)
     return value
 
 
@@ -301,17 +306,13 @@ def learn_correction(X, i, target, weight, spread, forecasts, detectors, setting
     _widen_correction(X, i, correction)
     norm = 1.0  # the intercept's input
     for d in range(X.shape[1]):
-        c = d + 1
-        width = correction[C_HIGH, c] - correction[C_LOW, c]
-        u = (X[i, d] - correction[C_ORIGIN, c]) / (width if width > 0.0 else 1.0)
+        u = _correction_input(correction, X[i, d], d + 1)
         norm += u * u
     step = (1.0 - (1.0 - settings[S_LINEAR_RATE]) ** weight) * (target - forest - value) / norm
     correction[C_COEFFICIENTS, 0] += step
     for d in range(X.shape[1]):
-        c = d + 1
-        width = correction[C_HIGH, c] - correction[C_LOW, c]
-        correction[C_COEFFICIENTS, c] += step * (X[i, d] - correction[C_ORIGIN, c]) / (
-            width if width > 0.0 else 1.0)
+        correction[C_COEFFICIENTS, d + 1] += step * _correction_input(correction, X[i, d],
+                                                                      d + 1)
 
 
 @kernel
