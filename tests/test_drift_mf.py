@@ -216,41 +216,6 @@ def test_regressor_predicts_its_trees_combined():
 
 
 
-def _one_row_mae(model, X, y):
-    """Progressive MAE, one row at a time (the first row: no prediction)."""
-    errors = []
-    for i in range(len(y)):
-        if i:
-            errors.append(abs(model.predict(X[i:i + 1])[0] - y[i]))
-        model.partial_fit(X[i:i + 1], y[i:i + 1])
-    return float(np.mean(errors))
-
-
-def test_regressor_linear_correction_learns_what_the_trees_miss():
-    """The regressor's gated linear correction (``mondrianlearn.drift``) learns the
-    error of the forest's forecast in its scaled targets: far better forecasts on
-    a target with a linear part, before and after a change, the trees and events
-    the same as without it (``linear_rate=0``); it goes on through a pickle."""
-    rng = np.random.RandomState(0)
-    X = rng.uniform(size=(3000, 6))
-    y = X[:, :4] @ [10.0, -8.0, 6.0, 4.0] + np.sin(6.0 * X[:, 4]) + 0.1 * rng.randn(3000)
-    y[1500:] = -y[1500:]
-    corrected = MondrianForestRegressor(n_estimators=4, random_state=0, drift="adwin")
-    plain = MondrianForestRegressor(n_estimators=4, random_state=0,
-                                    drift={"linear_rate": 0.0})
-    assert _one_row_mae(corrected, X, y) < 0.85 * _one_row_mae(plain, X, y)  # (0.75)
-    assert plain._drift_state.correction.shape == (4, 0)
-    assert corrected._drift_state.correction.shape == (4, 7)
-    rows = corrected._check_predict_input(X[:100])
-    assert correction_terms(corrected._drift_state, rows)[0] > 0.5
-    assert_array_equal(corrected._tree_forecasts(rows, False)[0],
-                       plain._tree_forecasts(rows, False)[0])
-    assert_array_equal(corrected.drift_events_, plain.drift_events_)
-    restored = pickle.loads(pickle.dumps(corrected))
-    for model in (corrected, restored):
-        model.partial_fit(X[:200], y[:200])
-    assert_array_equal(restored.predict(X[:100]), corrected.predict(X[:100]))
-
 
 @pytest.mark.parametrize("resample", [False, True])
 def test_regressor_linear_correction_follows_units_and_target_scale(resample):
