@@ -174,10 +174,13 @@ class _Backed:
     _backing = None  # "module:Class"
     _rowwise_batches = False  # True: the estimator's batch step differs from its rows'
     _small = {}  # parameters of the small models used by river's unit tests
+    _small_variants = ()  # more of them: settings that take other code paths
 
     @classmethod
     def _unit_test_params(cls):
         yield dict(cls._small)
+        for variant in cls._small_variants:
+            yield {**cls._small, **variant}
 
     # ----------------------------------------------------------------- state
     def _init_state(self):
@@ -601,6 +604,7 @@ class MondrianForestClassifier(_BackedClassifier):
 
     _backing = "mondrianlearn.forest:MondrianForestClassifier"
     _small = {"n_estimators": 3}
+    _small_variants = ({"drift": "adwin"},)
 
     def __init__(self, n_estimators=10, lifetime=float("inf"), discount=None,
                  min_samples_split=2, max_depth=None, max_nodes=None, bootstrap=False,
@@ -640,6 +644,7 @@ class MondrianForestRegressor(_BackedRegressor):
 
     _backing = "mondrianlearn.forest:MondrianForestRegressor"
     _small = {"n_estimators": 3}
+    _small_variants = ({"drift": "adwin"},)
 
     def __init__(self, n_estimators=10, lifetime=float("inf"), min_samples_split=2,
                  max_depth=None, max_nodes=None, bootstrap=False, n_jobs=None, seed=None,
@@ -702,6 +707,7 @@ class AMFClassifier(_BackedClassifier):
 
     _backing = "mondrianlearn.amf:AMFClassifier"
     _small = {"n_estimators": 3}
+    _small_variants = ({"drift": "adwin"},)
 
     def __init__(self, n_estimators=10, step=1.0, dirichlet=None, use_aggregation=True,
                  split_pure=False, temporary_extension=False, scoring="count_then_score",
@@ -752,6 +758,7 @@ class AMFRegressor(_BackedRegressor):
 
     _backing = "mondrianlearn.amf:AMFRegressor"
     _small = {"n_estimators": 3}
+    _small_variants = ({"drift": "adwin"},)
 
     def __init__(self, n_estimators=10, step=64.0, use_aggregation=True, split_pure=True,
                  temporary_extension=False, scoring="count_then_score", bootstrap=False,
