@@ -66,10 +66,15 @@ def _river_pipeline(out):
 
 
 def _drift_adaptation(out):
-    stationary = _number(r"stationary .* the last 1,000 rows ([\d.]+)", out)
-    adaptive = _number(r"drift='adwin' .* the last 1,000 rows ([\d.]+)", out)
+    stationary = _number(r"stationary .* accuracy: .* the last 1,000 rows ([\d.]+)", out)
+    adaptive = _number(r"drift='adwin' .* accuracy: .* the last 1,000 rows ([\d.]+)", out)
     assert adaptive > stationary + 0.1 and adaptive > 0.85
     assert _number(r"trees replaced: (\d+)", out) >= 1
+    # the regressors: mean absolute errors over all rows
+    stationary = _number(r"stationary +MAE: .* all rows ([\d.]+)", out)
+    uncorrected = _number(r"drift, no correction MAE: .* all rows ([\d.]+)", out)
+    corrected = _number(r"drift='adwin' +MAE: .* all rows ([\d.]+)", out)
+    assert corrected < uncorrected < 0.5 * stationary
 
 
 CHECKS = {"online_elec2.py": _online_elec2,
