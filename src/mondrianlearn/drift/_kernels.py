@@ -103,9 +103,9 @@ C_LOW = 2
 C_HIGH = 3
 N_CORRECTION = 4
 
-GATE_DECAY = 0.999
+GATE_DECAY = 0.995
 """Discount per row of the correction gate's losses (``learn_correction``): about
-the last 1,000 rows count."""
+the last 200 rows count (``drift._adaptive.DEFAULTS`` gives the measurements)."""
 GATE_RATE = 1.0
 """Learning rate of the gate's exponential weights, per unit of discounted loss."""
 
