@@ -184,6 +184,15 @@ def _learn_classifier_one(addresses, sizes, t, X, key, i, scale, row, weight, st
 
 
 @kernel
+def _scaled_loss(error, unit):
+    """An absolute error in units of ``unit`` (three running standard deviations of
+    the target), capped at 1."""
+    if unit > 0.0:
+        return min(error / unit, 1.0)
+    return 0.0 if error == 0.0 else 1.0
+
+
+@kernel
 def _learn_regressor_one(addresses, sizes, t, X, i, key, target, prior, spread, scale, row,
                          weight, step, split_pure, max_nodes, count_first, excess, path,
                          no_samples, aggregate, extend, forecast, work, prefix):
@@ -206,7 +215,7 @@ def _learn_regressor_one(addresses, sizes, t, X, i, key, target, prior, spread, 
             _clear_done(tree, row, path, work[6])
         unit = 3.0 * spread[0]
         error = abs(forecast[0] - target[0])
-        loss = min(error / unit, 1.0) if unit > 0.0 else (0.0 if error == 0.0 else 1.0)
+        loss = _scaled_loss(error, unit)
     _learn_regressor_rows(tree, row, key, target, weight, prior, spread, 0,
                           float_vector_at(addresses, t, COLUMN_STATS, capacity), mean,
                           float_vector_at(addresses, t, COLUMN_STATS + 2, capacity),
@@ -214,15 +223,6 @@ def _learn_regressor_one(addresses, sizes, t, X, i, key, target, prior, spread, 
                           rng_at(addresses, t), False, max_nodes, count_first, excess, path,
                           no_samples)
     return loss
-
-
-@kernel
-def _scaled_loss(error, unit):
-    """An absolute error in units of ``unit`` (three running standard deviations of
-    the target), capped at 1."""
-    if unit > 0.0:
-        return min(error / unit, 1.0)
-    return 0.0 if error == 0.0 else 1.0
 
 
 @kernel
@@ -557,7 +557,7 @@ def _learn_forest_one(addresses, sizes, t, store_X, store_keys, store_stats, ids
                       forecast[0], (nodes, reals[0], reals[1], reals[2], excess))
         unit = 3.0 * spread[i]
         error = abs(forecast[0, 0] - store_stats[s, 1] / store_stats[s, 0])
-        loss = min(error / unit, 1.0) if unit > 0.0 else (0.0 if error == 0.0 else 1.0)
+        loss = _scaled_loss(error, unit)
     else:
         for k in range(forecast.shape[1]):
             forecast[0, k] = 0.0
