@@ -8,6 +8,9 @@
   against baselines, with a progress bar, a table and a plot. It says what it read
   (rows, columns, whether a header row was detected, the target, the task), warns
   when the target is sorted (``--shuffle SEED``), and scales the features online.
+- ``mondrian precompile``: compile the kernels of the common path ahead of their first
+  use (:mod:`mondrianlearn.precompile`; ``pip install .`` already does it, editable
+  installs do not).
 - ``mondrian bench NAME``: rerun one of the papers' experiments. Three are in the
   package (:mod:`mondrianlearn.experiments`, the documentation's figures); the others
   run a script of ``benchmarks/`` and so need a clone of the repository: without one,
@@ -426,6 +429,12 @@ def _plot_results(traces, task, path, title):
     print(f"\nFigure written to {path}")
 
 
+def _precompile(args):
+    from .precompile import main as precompile_main
+
+    return precompile_main()
+
+
 def _demo(args):
     import numpy as np
 
@@ -598,7 +607,7 @@ def _n_jobs(text):
 
 
 def build_parser():
-    """The argument parser of the ``mondrian`` command (demo, evaluate, bench).
+    """The argument parser of the ``mondrian`` command (demo, evaluate, precompile, bench).
 
     Returns
     -------
@@ -665,6 +674,10 @@ def build_parser():
                                                    "samples and time")
     ev.add_argument("--no-progress", action="store_true")
     ev.set_defaults(func=_evaluate)
+
+    pre = sub.add_parser("precompile", help="compile the kernels of the common path ahead "
+                                            "of their first use (done by pip install .)")
+    pre.set_defaults(func=_precompile)
 
     bench = sub.add_parser("bench", help="rerun one of the papers' experiments "
                                          "('mondrian bench list' lists them)")

@@ -1,0 +1,144 @@
+"""Kernels compiled ahead of use (``mondrianlearn.precompile``, ``setup.py``): the
+build puts numba's cache files into the package, and a new user's first session with
+the common models then compiles nothing."""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+# A new user's first session: every model of the common path, fitted in batch and
+# online (mini-batches and single rows, with and without weights), asked for
+# predictions of a batch and of one row, on a bundled data set the build never saw;
+# prints the kernels numba compiled.
+NEWCOMER = textwrap.dedent("""
+    import numpy as np
+    from numba.core import event
+
+    compiled = []
+
+    class Compiled(event.Listener):
+        def on_start(self, e):
+            pass
+
+        def on_end(self, e):
+            function = e.data["dispatcher"].py_func
+            compiled.append(function.__module__ + "." + function.__qualname__)
+
+    event.register("numba:compile", Compiled())
+    import mondrianlearn
+    from mondrianlearn.datasets import load_electricity
+    from mondrianlearn.precompile import COMMON_MODELS
+
+    print("PACKAGE", mondrianlearn.__file__)
+    X, labels = load_electricity(n_samples=300)
+    for name in COMMON_MODELS:
+        cls = getattr(mondrianlearn, name)
+        if name.endswith("Regressor"):
+            y, Xm = X[:, 3].copy(), np.delete(X, 3, axis=1)
+        else:
+            y, Xm = labels, X
+        cls(random_state=0).fit(Xm, y).predict(Xm)
+        model = cls(random_state=0)
+        model.partial_fit(Xm[:150], y[:150])
+        model.partial_fit(Xm[150:], y[150:], sample_weight=np.full(150, 2.0))
+        for i in range(3):
+            model.partial_fit(Xm[i:i + 1], y[i:i + 1])
+        model.predict(Xm)
+        model.predict(Xm[:1])
+        if hasattr(model, "predict_proba"):
+            model.predict_proba(Xm[:1])
+    print("COMPILED", sorted(set(compiled)))
+""")
+
+
+def _newcomer(tmp_path, env):
+    script = tmp_path / "newcomer.py"
+    script.write_text(NEWCOMER)
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                         text=True, timeout=600, check=True).stdout
+    lines = dict(line.split(" ", 1) for line in out.splitlines()
+                 if line.startswith(("PACKAGE", "COMPILED")))
+    return lines["PACKAGE"], lines["COMPILED"]
+
+
+def _build_env(**extra):
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(extra)
+    return env
+
+
+def _build_py(tmp_path, env):
+    """``setup.py build_py`` of a copy of the package's build files into
+    ``tmp_path / "lib"``; returns that folder."""
+    pytest.importorskip("setuptools")
+    if not (REPO / "setup.py").is_file() or not (REPO / "src" / "mondrianlearn").is_dir():
+        pytest.skip("needs the repository's sources (setup.py, src/)")
+    source = tmp_path / "source"
+    shutil.copytree(REPO / "src", source / "src",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc", "*.pyc"))
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source / name)
+    lib = tmp_path / "lib"
+    subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)],
+                   cwd=source, env=env, capture_output=True, text=True, timeout=900,
+                   check=True)
+    return lib
+
+
+def _cache_files(lib):
+    return sorted(p.name for p in lib.rglob("*.nbi"))
+
+
+@pytest.mark.slow
+def test_build_compiles_the_common_path_into_the_package(tmp_path):
+    """The build hook leaves numba's cache files next to the built sources, and a
+    new user's first session run from those sources (as from the installed wheel,
+    numba's per-folder cache) compiles no kernel at all."""
+    lib = _build_py(tmp_path, _build_env())
+    names = _cache_files(lib)
+    assert any(n.startswith("_forest_kernels.learn_forest_rows") for n in names), names
+    assert any(n.startswith("_forest_kernels.learn_classifier_forest") for n in names), names
+    package, compiled = _newcomer(tmp_path, _build_env(PYTHONPATH=str(lib)))
+    assert Path(package).resolve().is_relative_to(lib.resolve())
+    assert compiled == "[]", compiled
+
+
+def test_build_skips_the_kernels_when_asked(tmp_path):
+    lib = _build_py(tmp_path, _build_env(MONDRIANLEARN_PRECOMPILE="0"))
+    assert (lib / "mondrianlearn" / "precompile.py").is_file()
+    assert _cache_files(lib) == []
+
+
+def test_common_calls_cover_fit_online_and_prediction(monkeypatch):
+    """``common_calls`` makes every kind of call of the common path (the slow test
+    above shows that they reach every kernel)."""
+    from mondrianlearn.precompile import _data, common_calls
+
+    calls = []
+
+    class Recorder:
+        def __init__(self, random_state=None):
+            calls.append(("new", random_state))
+
+        def fit(self, X, y):
+            calls.append(("fit", len(X)))
+            return self
+
+        def partial_fit(self, X, y):
+            calls.append(("partial_fit", len(X)))
+
+        def predict(self, X, return_std=False):
+            calls.append(("predict", len(X), return_std))
+
+    X, _, y = _data(n_rows=20)
+    common_calls(Recorder, X, y)
+    assert calls == [("new", 0), ("fit", 20), ("new", 0), ("partial_fit", 10),
+                     ("partial_fit", 9), ("partial_fit", 1), ("predict", 20, False),
+                     ("predict", 1, False), ("predict", 20, True), ("predict", 1, True)]
