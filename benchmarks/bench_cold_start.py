@@ -26,11 +26,20 @@ single-threaded, so on an idle machine CPU and wall time agree; CPU time is less
 disturbed by other processes) and in wall time. Run
 ``python benchmarks/bench_cold_start.py`` (about 10 minutes on 2 cores) or
 ``--quick`` (one process per cell).
+
+``--installed`` adds what a new user meets after ``pip install .``: the package is
+built as pip builds it (``setup.py build_py`` on a copy of the sources, whose hook
+compiles the common path's kernels into the built package, ``mondrianlearn.precompile``)
+and each model's first process runs from the built folder with numba's cache next to
+its sources, as in an installed package. The build's seconds with and without that
+step are reported too: the time the installation spends compiling.
 """
 
 import argparse
 import json
 import os
+import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -90,19 +99,48 @@ def child(name, n_rows):
     print(json.dumps({"wall": times, "cpu": cpu}))
 
 
-def run_child(name, n_rows, cache_dir):
+def run_child(name, n_rows, cache_dir, source=None):
     """Run :func:`child` in a fresh process with ``cache_dir`` as numba's cache and
-    the library that this process imports first on the path."""
-    import mondrianlearn
+    the library that this process imports first on the path; with ``source`` (a
+    built package's folder), that library instead and numba's cache next to its
+    sources (``cache_dir`` None)."""
+    if source is None:
+        import mondrianlearn
 
-    source = str(Path(mondrianlearn.__file__).resolve().parents[1])
+        source = str(Path(mondrianlearn.__file__).resolve().parents[1])
     path = os.pathsep.join(p for p in (source, os.environ.get("PYTHONPATH")) if p)
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=path)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["PYTHONPATH"] = path
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = cache_dir
     proc = subprocess.run([sys.executable, __file__, "--child", name, "--rows", str(n_rows)],
                           env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         sys.exit(f"{name} failed:\n{proc.stderr[-4000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def build_package(folder, precompile=True):
+    """Build the package from a copy of the repository's build files in ``folder``
+    as pip does (``setup.py build_py``); returns ``(built folder, wall seconds, CPU
+    seconds of the build's processes)``."""
+    repo = Path(__file__).resolve().parents[1]
+    source = Path(folder) / "source"
+    shutil.copytree(repo / "src", source / "src",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc", "*.pyc"))
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy(repo / name, source / name)
+    lib = Path(folder) / "lib"
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["MONDRIANLEARN_PRECOMPILE"] = "1" if precompile else "0"
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    tic = time.perf_counter()
+    subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)],
+                   cwd=source, env=env, check=True, capture_output=True)
+    wall = time.perf_counter() - tic
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return str(lib), wall, cpu
 
 
 def best(runs):
@@ -146,6 +184,9 @@ def main():
                         help="processes per model and cache state; the best is kept")
     parser.add_argument("--suffix", default="",
                         help="appended to the results file's name")
+    parser.add_argument("--installed", action="store_true",
+                        help="also measure the first use after pip install . (the build "
+                             "compiles the common path's kernels)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
@@ -180,7 +221,38 @@ def main():
     report.section("Warm, wall time", table(warm["wall"], False))
     report.section("Cold against warm: fit + partial_fit + predict, CPU time",
                    ratio_table(cold["cpu"], warm["cpu"]))
+    if args.installed:
+        installed_section(report, args)
     report.finish()
+
+
+def installed_section(report, args):
+    """First use after ``pip install .``, and what the build spends compiling."""
+    with tempfile.TemporaryDirectory(prefix="plainbuild-") as folder:
+        progress("build without the kernels (MONDRIANLEARN_PRECOMPILE=0)")
+        _, plain_wall, plain_cpu = build_package(folder, precompile=False)
+    installed = {"wall": {}, "cpu": {}}
+    with tempfile.TemporaryDirectory(prefix="build-") as folder:
+        progress("build with the kernels compiled")
+        lib, build_wall, build_cpu = build_package(folder)
+        for name in args.models:
+            runs = []
+            for r in range(max(1, args.repeats)):
+                progress(f"{name}: first process after the build {r + 1}")
+                runs.append(run_child(name, args.rows, None, source=lib))
+            for clock in ("wall", "cpu"):
+                installed[clock][name] = best([run[clock] for run in runs])
+    report.section(
+        "After pip install . (kernels compiled by the build), CPU time",
+        table(installed["cpu"], False),
+        "Each model's first process runs from the built package, numba's cache next to "
+        "its sources as in an installed package (no NUMBA_CACHE_DIR): what a new user "
+        f"meets after `pip install .`. Best of {args.repeats} processes per cell. The "
+        f"build took {build_wall:.1f} s ({build_cpu:.1f} s of CPU) with the kernels "
+        f"compiled and {plain_wall:.1f} s ({plain_cpu:.1f} s) without "
+        "(MONDRIANLEARN_PRECOMPILE=0), besides pip's own work (the build environment, "
+        "whose packages are the library's dependencies). The target applies to the "
+        "empty cache above.")
 
 
 if __name__ == "__main__":
