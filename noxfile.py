@@ -87,7 +87,8 @@ def boundscheck(session):
 @nox.session
 def lint(session):
     session.install("ruff>=0.5")
-    session.run("ruff", "check", "src", "tests", "benchmarks", "examples", "noxfile.py")
+    session.run("ruff", "check", "src", "tests", "benchmarks", "examples", "noxfile.py",
+                "setup.py", "_build")
 
 
 @nox.session

@@ -1,6 +1,8 @@
 """Build hook: compile the common path's kernels into the package as it is built.
 
-Everything else about the package is in ``pyproject.toml``. After the sources are
+Everything else about the package is in ``pyproject.toml`` (whose build backend,
+``_build/backend.py``, puts the runtime dependencies into a wheel's build
+environment). After the sources are
 copied into the build folder, ``python -m mondrianlearn.precompile`` runs on that copy,
 so numba's cache files (``__pycache__/*.nbi``, ``*.nbc``, next to the sources) go into
 the wheel: the first use after ``pip install .`` loads machine code instead of
@@ -12,6 +14,7 @@ compile on first use.
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
@@ -27,6 +30,11 @@ class BuildWithKernels(build_py):
         super().run()
         if getattr(self, "editable_mode", False) or self.dry_run:
             return
+        # Only this build's machine code goes into the wheel (a build folder left by
+        # an earlier build may hold cache files of other sources).
+        for pattern in ("*.nbi", "*.nbc"):
+            for path in Path(self.build_lib, "mondrianlearn").rglob(pattern):
+                path.unlink()
         if os.environ.get("MONDRIANLEARN_PRECOMPILE", "1").strip() == "0":
             return
         env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}

@@ -38,14 +38,14 @@ NEWCOMER = textwrap.dedent("""
 
     print("PACKAGE", mondrianlearn.__file__)
     X, labels = load_electricity(n_samples=300)
-    for name in COMMON_MODELS:
+    for name, params in COMMON_MODELS:
         cls = getattr(mondrianlearn, name)
         if name.endswith("Regressor"):
             y, Xm = X[:, 3].copy(), np.delete(X, 3, axis=1)
         else:
             y, Xm = labels, X
-        cls(random_state=0).fit(Xm, y).predict(Xm)
-        model = cls(random_state=0)
+        cls(random_state=0, **params).fit(Xm, y).predict(Xm)
+        model = cls(random_state=1, **params)
         model.partial_fit(Xm[:150], y[:150])
         model.partial_fit(Xm[150:], y[150:], sample_weight=np.full(150, 2.0))
         for i in range(3):
@@ -111,6 +111,11 @@ def test_build_compiles_the_common_path_into_the_package(tmp_path):
 
 
 def test_build_skips_the_kernels_when_asked(tmp_path):
+    """``MONDRIANLEARN_PRECOMPILE=0``: no machine code in the package, not even what
+    an earlier build left in the build folder."""
+    stale = tmp_path / "lib" / "mondrianlearn" / "__pycache__" / "kernels.f-1.py311.nbi"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"left by an earlier build")
     lib = _build_py(tmp_path, _build_env(MONDRIANLEARN_PRECOMPILE="0"))
     assert (lib / "mondrianlearn" / "precompile.py").is_file()
     assert _cache_files(lib) == []
@@ -124,8 +129,8 @@ def test_common_calls_cover_fit_online_and_prediction(monkeypatch):
     calls = []
 
     class Recorder:
-        def __init__(self, random_state=None):
-            calls.append(("new", random_state))
+        def __init__(self, random_state=None, drift=None):
+            calls.append(("new", random_state, drift))
 
         def fit(self, X, y):
             calls.append(("fit", len(X)))
@@ -138,7 +143,30 @@ def test_common_calls_cover_fit_online_and_prediction(monkeypatch):
             calls.append(("predict", len(X), return_std))
 
     X, _, y = _data(n_rows=20)
-    common_calls(Recorder, X, y)
-    assert calls == [("new", 0), ("fit", 20), ("new", 0), ("partial_fit", 10),
-                     ("partial_fit", 9), ("partial_fit", 1), ("predict", 20, False),
-                     ("predict", 1, False), ("predict", 20, True), ("predict", 1, True)]
+    common_calls(Recorder, X, y, {"drift": "adwin"})
+    assert calls == [("new", 0, "adwin"), ("fit", 20), ("new", 0, "adwin"),
+                     ("partial_fit", 10), ("partial_fit", 9), ("partial_fit", 1),
+                     ("predict", 20, False), ("predict", 1, False), ("predict", 20, True),
+                     ("predict", 1, True)]
+
+
+@pytest.mark.filterwarnings("ignore:Support for `\\[tool.setuptools\\]`")
+def test_backend_asks_for_the_dependencies_only_to_compile(monkeypatch):
+    """A wheel's build environment gets the runtime dependencies (the build compiles
+    the kernels); an editable install's, and a build told to skip them, do not."""
+    pytest.importorskip("setuptools")
+    if not (REPO / "_build" / "backend.py").is_file():
+        pytest.skip("needs the repository's build files (_build/backend.py)")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mondrian_build_backend",
+                                                  REPO / "_build" / "backend.py")
+    backend = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(backend)
+    monkeypatch.chdir(REPO)
+    monkeypatch.delenv("MONDRIANLEARN_PRECOMPILE", raising=False)
+    names = [r.split(">")[0].split("=")[0] for r in backend.get_requires_for_build_wheel()]
+    assert {"numba", "numpy", "scikit-learn"} <= set(names)
+    assert "numba" not in str(backend.get_requires_for_build_editable())
+    monkeypatch.setenv("MONDRIANLEARN_PRECOMPILE", "0")
+    assert "numba" not in str(backend.get_requires_for_build_wheel())

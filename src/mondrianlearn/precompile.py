@@ -8,7 +8,8 @@ installation; this module pays it before a user is waiting.
 
 :func:`precompile` runs, on a small synthetic data set, what a new user's session
 runs on each model of the common path (the Mondrian forests and AMF, classifier and
-regressor, with default parameters): ``fit``, ``partial_fit`` of a first batch, of
+regressor, with default parameters, and the drift-adaptive AMF classifier that
+``mondrian demo`` shows): ``fit``, ``partial_fit`` of a first batch, of
 a mini-batch and of one row, and prediction of a batch and of one row
 (``predict_proba`` for the classifiers, ``predict`` with and without ``return_std``
 for the regressors). Every kernel those calls reach is compiled, or loaded if it is
@@ -30,9 +31,11 @@ import time
 
 import numpy as np
 
-COMMON_MODELS = ("MondrianForestClassifier", "AMFClassifier", "MondrianForestRegressor",
-                 "AMFRegressor")
-"""The estimators whose common path :func:`precompile` compiles."""
+COMMON_MODELS = (("MondrianForestClassifier", {}), ("AMFClassifier", {}),
+                 ("MondrianForestRegressor", {}), ("AMFRegressor", {}),
+                 ("AMFClassifier", {"drift": "adwin"}))
+"""``(estimator name, parameters)`` of the models whose common path :func:`precompile`
+compiles (other parameters at their defaults)."""
 
 
 def _data(n_rows=200, n_features=6, seed=0):
@@ -44,11 +47,12 @@ def _data(n_rows=200, n_features=6, seed=0):
     return X, y_class, y_value
 
 
-def common_calls(model_class, X, y):
+def common_calls(model_class, X, y, params=None):
     """Make, on ``X`` and ``y``, the calls of a new user's session with a model of
-    ``model_class`` at its default parameters (see the module docstring)."""
-    model_class(random_state=0).fit(X, y)
-    model = model_class(random_state=0)
+    ``model_class`` with ``params`` (see the module docstring)."""
+    params = {"random_state": 0, **(params or {})}
+    model_class(**params).fit(X, y)
+    model = model_class(**params)
     half = X.shape[0] // 2
     model.partial_fit(X[:half], y[:half])
     model.partial_fit(X[half:-1], y[half:-1])
@@ -68,28 +72,31 @@ def precompile(models=COMMON_MODELS, verbose=False):
 
     Parameters
     ----------
-    models : sequence of str, default=COMMON_MODELS
-        Names of estimators of :mod:`mondrianlearn` (classifiers learn a binary
-        label, regressors a real target).
+    models : sequence of (str, dict), default=COMMON_MODELS
+        Estimators of :mod:`mondrianlearn` by name, with parameters (classifiers
+        learn a binary label, regressors a real target).
     verbose : bool, default=False
         Print each model and the seconds it took.
 
     Returns
     -------
     seconds : dict
-        Wall seconds per model.
+        Wall seconds per model, keyed by its description (``"AMFClassifier"``,
+        ``"AMFClassifier(drift='adwin')"``).
     """
     import mondrianlearn
 
     X, y_class, y_value = _data()
     seconds = {}
-    for name in models:
+    for name, params in models:
         model_class = getattr(mondrianlearn, name)
+        label = name + (f"({', '.join(f'{k}={v!r}' for k, v in params.items())})"
+                        if params else "")
         start = time.perf_counter()
-        common_calls(model_class, X, y_value if "Regressor" in name else y_class)
-        seconds[name] = time.perf_counter() - start
+        common_calls(model_class, X, y_value if "Regressor" in name else y_class, params)
+        seconds[label] = time.perf_counter() - start
         if verbose:
-            print(f"{name}: {seconds[name]:.1f} s", flush=True)
+            print(f"{label}: {seconds[label]:.1f} s", flush=True)
     return seconds
 
 
