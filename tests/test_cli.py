@@ -530,3 +530,19 @@ def test_evaluation_compiles_before_the_clock_starts(monkeypatch):
     for start in range(0, 300, 100):
         reference.partial_fit(X[start:start + 100], y[start:start + 100], classes=[0, 1])
     assert np.array_equal(model.predict_proba(X), reference.predict_proba(X))
+
+
+def test_precompile_command_compiles_the_common_path(monkeypatch, capsys):
+    """``mondrian precompile`` runs ``mondrianlearn.precompile`` over every common
+    model and says how long it took (the slow test of ``tests/test_precompile.py``
+    shows what that leaves in numba's cache)."""
+    from mondrianlearn import precompile
+
+    seen = []
+    monkeypatch.setattr(precompile, "common_calls",
+                        lambda cls, X, y, params=None: seen.append((cls.__name__, params)))
+    assert main(["precompile"]) == 0
+    assert seen == [(name, params) for name, params in precompile.COMMON_MODELS]
+    out = capsys.readouterr().out
+    assert "AMFClassifier(drift='adwin'):" in out
+    assert "compiled kernels of the common path" in out
