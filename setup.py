@@ -1,14 +1,14 @@
 """Build hook: compile the common path's kernels into the package as it is built.
 
-Everything else about the package is in ``pyproject.toml`` (whose build backend,
-``_build/backend.py``, puts the runtime dependencies into a wheel's build
-environment). After the sources are
-copied into the build folder, ``python -m mondrianlearn.precompile`` runs on that copy,
-so numba's cache files (``__pycache__/*.nbi``, ``*.nbc``, next to the sources) go into
-the wheel: the first use after ``pip install .`` loads machine code instead of
-compiling it (see ``mondrianlearn.precompile``). Skipped for editable installs and
-with ``MONDRIANLEARN_PRECOMPILE=0``; a failure only warns, and the kernels then
-compile on first use.
+Everything else about the package is in ``pyproject.toml``, whose build backend
+(``_build/backend.py``) puts the runtime dependencies into a wheel's build
+environment. After the sources are copied into the build folder,
+``python -m mondrianlearn.precompile`` runs on that copy, so numba's cache files
+(``__pycache__/*.nbi``, ``*.nbc``, next to the sources) go into the wheel: the first use
+after ``pip install .`` loads machine code instead of compiling it (see
+``mondrianlearn.precompile``). Skipped for editable installs and with
+``MONDRIANLEARN_PRECOMPILE=0``; a failure only warns, and the kernels then compile on
+first use.
 """
 
 import os
