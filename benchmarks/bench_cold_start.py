@@ -39,7 +39,6 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -121,22 +120,17 @@ def run_child(name, n_rows, cache_dir, source=None):
 
 
 def build_package(folder, precompile=True):
-    """Build the package from a copy of the repository's build files in ``folder``
-    as pip does (``setup.py build_py``); returns ``(built folder, wall seconds, CPU
-    seconds of the build's processes)``."""
-    repo = Path(__file__).resolve().parents[1]
-    source = Path(folder) / "source"
-    shutil.copytree(repo / "src", source / "src",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc", "*.pyc"))
-    for name in ("setup.py", "pyproject.toml", "README.md"):
-        shutil.copy(repo / name, source / name)
-    lib = Path(folder) / "lib"
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    env["MONDRIANLEARN_PRECOMPILE"] = "1" if precompile else "0"
+    """Build the package from the repository into ``folder`` as pip does
+    (``_build/local_build.py``); returns ``(built folder, wall seconds, CPU seconds
+    of the build's processes)``."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "_build"))
+    from local_build import build_env
+    from local_build import build_package as build
+
+    env = build_env(MONDRIANLEARN_PRECOMPILE="1" if precompile else "0")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     tic = time.perf_counter()
-    subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)],
-                   cwd=source, env=env, check=True, capture_output=True)
+    lib = build(folder, env)
     wall = time.perf_counter() - tic
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)

@@ -2,8 +2,6 @@
 build puts numba's cache files into the package, and a new user's first session with
 the common models then compiles nothing."""
 
-import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -68,28 +66,28 @@ def _newcomer(tmp_path, env):
     return lines["PACKAGE"], lines["COMPILED"]
 
 
+def _local_build():
+    """``_build/local_build.py``, the checkout's helper that builds the package as
+    pip does (skips without a checkout)."""
+    pytest.importorskip("setuptools")
+    path = REPO / "_build" / "local_build.py"
+    if not path.is_file() or not (REPO / "src" / "mondrianlearn").is_dir():
+        pytest.skip("needs the repository's sources (_build/, setup.py, src/)")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mondrian_local_build", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _build_env(**extra):
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    env.update(extra)
-    return env
+    return _local_build().build_env(**extra)
 
 
 def _build_py(tmp_path, env):
-    """``setup.py build_py`` of a copy of the package's build files into
-    ``tmp_path / "lib"``; returns that folder."""
-    pytest.importorskip("setuptools")
-    if not (REPO / "setup.py").is_file() or not (REPO / "src" / "mondrianlearn").is_dir():
-        pytest.skip("needs the repository's sources (setup.py, src/)")
-    source = tmp_path / "source"
-    shutil.copytree(REPO / "src", source / "src",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc", "*.pyc"))
-    for name in ("setup.py", "pyproject.toml", "README.md"):
-        shutil.copy(REPO / name, source / name)
-    lib = tmp_path / "lib"
-    subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(lib)],
-                   cwd=source, env=env, capture_output=True, text=True, timeout=900,
-                   check=True)
-    return lib
+    """The package built from the checkout into ``tmp_path / "lib"``."""
+    return _local_build().build_package(tmp_path, env)
 
 
 def _cache_files(lib):
