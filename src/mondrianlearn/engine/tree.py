@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import reserved
 from ._jit import borrowed, kernel
 from .layout import depth_first_order, renumbered_ids
 from .reserved import RESERVE_FACTOR, NodeReservation
@@ -148,11 +149,16 @@ def _resize_rows(array, capacity, fill, order=None):
     return out
 
 
-def _new_rows(array, capacity):
+def _new_rows(array, capacity, zero=True):
     """Zeros shaped like ``array`` with ``capacity`` rows. Zeros, not ``np.full``:
     a large zeroed allocation gets its memory pages from the system only when they
-    are first written, so the spare rows of a grown tree take no memory."""
-    return np.zeros((capacity,) + array.shape[1:], dtype=array.dtype)
+    are first written, so the spare rows of a grown tree take no memory. Without
+    ``zero``, rows for node fields that are written before they are read
+    (``reserved.uninitialized_rows``)."""
+    shape = (capacity,) + array.shape[1:]
+    if zero:
+        return np.zeros(shape, dtype=array.dtype)
+    return reserved.uninitialized_rows(shape, array.dtype)
 
 
 def _copy_rows(array, out, order, n, new_id=None):
@@ -172,13 +178,14 @@ def _copy_rows(array, out, order, n, new_id=None):
     return n
 
 
-def resize_fields(fields, capacity, order=None):
+def resize_fields(fields, capacity, order=None, zero=False):
     """Give the node arrays in the dict ``fields`` (``TreeArrays._asdict()``)
     ``capacity`` rows, in place; ``order`` as in :func:`resize_tree`.
 
-    Spare rows are zero: ``new_node`` sets every field of a node it takes. One
-    array is replaced at a time, so that a caller who holds no other reference to
-    the old arrays needs room for one array more, not for a second tree.
+    Spare rows are zeroed only with ``zero``: the kernel that takes a node sets
+    every field of it (``reserved.uninitialized_rows``). One array is replaced at a time, so that a
+    caller who holds no other reference to the old arrays needs room for one array
+    more, not for a second tree.
     """
     meta = fields["meta"].copy()
     n_nodes = int(meta[META_N_NODES])
@@ -187,7 +194,7 @@ def resize_fields(fields, capacity, order=None):
         new_id = renumbered_ids(order, max(n_nodes, 1))
         meta[META_ROOT] = new_id[meta[META_ROOT]]
     for name in TreeArrays._fields[:-1]:  # meta: no node
-        out = _new_rows(fields[name], capacity)
+        out = _new_rows(fields[name], capacity, zero)
         _copy_rows(fields[name], out, order, n_nodes, new_id if name in _LINKS else None)
         fields[name] = out
     fields["meta"] = meta
@@ -198,11 +205,12 @@ def resize_tree(tree, capacity, order=None):
     """A copy of ``tree`` with room for ``capacity`` nodes (at least ``n_nodes``).
 
     With ``order`` (from :func:`~.layout.depth_first_order`), node ``order[i]``
-    becomes node ``i`` and the links between nodes follow.
+    becomes node ``i`` and the links between nodes follow. Spare rows are zero (the
+    copy is kept or pickled).
     """
     n_nodes = int(tree.meta[META_N_NODES])
     capacity = max(int(capacity), n_nodes, 2)
-    return TreeArrays(**resize_fields(tree._asdict(), capacity, order))
+    return TreeArrays(**resize_fields(tree._asdict(), capacity, order, zero=True))
 
 
 TRIM_SLACK = 0.125
@@ -362,7 +370,8 @@ class TreeState:
         in_place = out is not None
         if not in_place:
             reservation, out = NodeReservation.zeros(
-                [(a.shape[1:], a.dtype) for a in arrays], capacity, reserve_rows)
+                [(a.shape[1:], a.dtype) for a in arrays], capacity, reserve_rows,
+                dirty=len(fields))  # the node fields; the model's arrays stay zero
             if reservation is None:
                 _RESERVATIONS.pop(self, None)
             else:
