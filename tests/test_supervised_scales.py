@@ -50,6 +50,21 @@ def test_scales_without_any_split_are_the_range():
     np.testing.assert_array_equal(scales, [4.0, 1.0])  # constant target; constant feature
 
 
+def test_regression_scales_do_not_depend_on_the_unit_of_the_target():
+    """Targets of any usual scale give the same weights: a standard deviation of
+    1e-100 used to give none (scikit-learn's trees do not split so small an
+    impurity), so the scales fell back to the ranges."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(500, 5))
+    y = np.sin(5 * X[:, 0]) + X[:, 1]
+    reference = supervised_scales(X, y, regression=True, random_state=0)
+    assert reference[0] < reference[2:].min() / 3  # the informative features weigh more
+    for a, b in ((1e-100, 0.0), (1e100, 0.0), (1e-160, 1e-158), (-3e5, 2e6)):
+        np.testing.assert_allclose(
+            supervised_scales(X, a * y + b, regression=True, random_state=0), reference,
+            rtol=1e-12)
+
+
 def test_rows_of_weight_zero_are_left_out():
     X, y = _relevant_and_noise(n=300)
     weight = np.r_[np.ones(200), np.zeros(100)]

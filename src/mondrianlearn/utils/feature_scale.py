@@ -227,6 +227,14 @@ def supervised_scales(X, y, regression, sample_weight=None, random_state=None):
         rows = np.sort(random_state.choice(X.shape[0], SUPERVISED_PILOT, replace=False))
         X, y = X[rows], y[rows]
         sample_weight = None if sample_weight is None else sample_weight[rows]
+    if regression:
+        # Importances do not depend on the unit of the target, but scikit-learn's
+        # trees do not split a node whose impurity is below about 1e-16: targets of
+        # a standard deviation under 1e-8 would get no split, hence no weights.
+        y = np.asarray(y, dtype=np.float64)
+        spread = np.std(y)
+        if spread > 0 and np.isfinite(spread):
+            y = (y - np.mean(y)) / spread
     cls = ExtraTreesRegressor if regression else ExtraTreesClassifier
     trees = cls(n_estimators=SUPERVISED_TREES, max_features=1 / 3 if regression else "sqrt",
                 random_state=random_state, n_jobs=1)
