@@ -15,7 +15,7 @@ Forests of 10 trees (MF and AMF), raw features, the datasets and splits of
 sets of at most 5,000 training rows averaged over three forest seeds).
 RandomForest(100) in the same run for reference.
 
-Run ``python benchmarks/bench_supervised_first_batch.py`` (about 10 minutes on 2 cores) or
+Run ``python benchmarks/bench_supervised_first_batch.py`` (about 6 minutes on 2 cores) or
 ``--quick`` (five small sets).
 """
 
