@@ -19,25 +19,31 @@ from mondrianlearn import (
 from mondrianlearn.engine import reserved
 
 
-def _garbage(shape, dtype):
-    """An array of ``shape`` and ``dtype`` filled with values no kernel writes: NaN,
-    -3 (a node id that indexes, wrapped around, a real node: wrong, not a crash) and
-    True."""
-    dtype = np.dtype(dtype)
-    if dtype.kind == "f":
-        return np.full(shape, np.nan, dtype=dtype)
-    if dtype.kind == "b":
-        return np.ones(shape, dtype=dtype)
-    return np.full(shape, -3, dtype=dtype)
+def _garbage(rng):
+    """Arrays filled with values no kernel writes, different at every call (so that a
+    value read from them shows as a difference between runs): node ids and labels
+    among -6..-2 (an id that indexes, wrapped around, a real node: wrong, not a
+    crash), NaN or large floats, random flags."""
+    def fill(shape, dtype):
+        dtype = np.dtype(dtype)
+        if dtype.kind == "f":
+            out = rng.uniform(-1e3, 1e3, size=shape)
+            out[rng.uniform(size=shape) < 0.2] = np.nan
+            return out.astype(dtype)
+        if dtype.kind == "b":
+            return rng.uniform(size=shape) < 0.5
+        return rng.integers(-6, -1, size=shape).astype(dtype)
+    return fill
 
 
 @pytest.fixture
 def garbage_spare_rows(monkeypatch):
     calls = []
+    fill = _garbage(np.random.default_rng(0))
 
     def uninitialized_rows(shape, dtype):
         calls.append(shape)
-        return _garbage(shape, dtype)
+        return fill(shape, dtype)
 
     monkeypatch.setattr(reserved, "uninitialized_rows", uninitialized_rows)
     return calls
@@ -53,6 +59,8 @@ def _stream(regression, n=1500, seed=0):
 MODELS = [
     (MondrianForestClassifier, {}),
     (MondrianForestClassifier, {"max_nodes": 300, "bootstrap": True}),
+    (MondrianForestClassifier, {"lifetime": 1.0}),
+    (MondrianForestRegressor, {"lifetime": 0.5, "bootstrap": True}),
     (MondrianForestClassifier, {"drift": "adwin"}),
     (MondrianForestRegressor, {}),
     (AMFClassifier, {}),
@@ -86,6 +94,19 @@ def _learn(cls, params):
     out.append((loaded.predict if regression else loaded.predict_proba)(X))
     loaded.partial_fit(X[:50], y[:50])
     out.append((loaded.predict if regression else loaded.predict_proba)(X))
+    # One row at a time from the start, on rows of growing range: the units change
+    # while the model holds few rows, and the trees, grown, are sampled afresh.
+    order = np.argsort(np.abs(X[:, 1]))
+    stream = cls(random_state=1, **size, **params)
+    extra = {} if regression else {"classes": np.unique(y)}
+    for i in order[:250]:
+        stream.partial_fit(X[i:i + 1], y[i:i + 1], **extra)
+    out.append(stream.predict(X) if regression else stream.predict_proba(X))
+    for forest in (model, stream):  # every field of every node
+        for tree in getattr(forest, "trees_", None) or []:
+            if hasattr(tree, "arrays"):
+                n = tree.n_nodes
+                out += [a[:n] for name, a in tree.arrays._asdict().items() if name != "meta"]
     return out
 
 

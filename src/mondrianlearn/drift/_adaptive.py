@@ -579,8 +579,9 @@ def _sync(model, state, n_features):
                 new = np.zeros((old.shape[0], len(classes)))
                 new[:, where] = old[:, : len(where)]
                 tree.node_stats[name] = new
-                known = tree.arrays.label >= 0
-                tree.arrays.label[known] = where[tree.arrays.label[known]]
+                label = tree.arrays.label[: tree.n_nodes]  # spare rows hold no node
+                known = label >= 0
+                label[known] = where[label[known]]
             args = state._args
             state._reset_scratch()
             state._args = args and _learning_args(model)

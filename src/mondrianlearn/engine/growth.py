@@ -38,6 +38,26 @@ def new_node(tree, parent):
     return node
 
 
+def start_root(tree):
+    """Make node 0 of ``tree`` (a :class:`~.tree.TreeArrays`, reset to no node) the root
+    of a tree about to be sampled in batch, its fields set as :func:`new_node` sets
+    them (the sampler writes its box, its counts and the rest). Python, not compiled:
+    called once per tree, before its batch."""
+    tree.meta[META_N_NODES] = 1
+    tree.meta[META_ROOT] = 0
+    tree.meta[META_MAX_LEAF_POINTS] = 0
+    tree.parent[0] = -1
+    tree.left[0] = LEAF
+    tree.right[0] = LEAF
+    tree.feature[0] = -1
+    tree.threshold[0] = 0.0
+    tree.time[0] = 0.0
+    tree.n_points[0] = 0
+    tree.label[0] = MIXED
+    tree.paused[0] = False
+    tree.leaf_head[0] = -1
+
+
 @inline_kernel
 def link_sample(tree, sample_next, node, sample):
     """Push ``sample`` onto the point list of leaf ``node``."""

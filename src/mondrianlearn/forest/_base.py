@@ -23,7 +23,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ..engine._jit import compiled_entry
-from ..engine.growth import close_pending_blocks
+from ..engine.growth import close_pending_blocks, start_root
 from ..engine.saved_trees import restore_derived, without_derived
 from ..engine.storage import (
     batch_nodes,
@@ -33,9 +33,6 @@ from ..engine.storage import (
     sample_with_growth,
 )
 from ..engine.tree import (
-    META_MAX_LEAF_POINTS,
-    META_N_NODES,
-    META_ROOT,
     UNBOUNDED,
     SampleStore,
     TreeState,
@@ -660,10 +657,7 @@ def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
         return
     n = ids.shape[0]
     arrays = tree.arrays
-    arrays.meta[META_N_NODES] = 1
-    arrays.meta[META_ROOT] = 0
-    arrays.meta[META_MAX_LEAF_POINTS] = 0
-    arrays.parent[0] = -1
+    start_root(arrays)
     indices = ids.copy()
     stack = np.empty((n + 1, 3), dtype=np.int64)
     stack[0] = (0, 0, n)

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..engine._jit import kernel
 from ..engine.extension import extend_to_leaf
-from ..engine.growth import sample_blocks
+from ..engine.growth import sample_blocks, start_root
 from ..engine.paths import apply_tree
 from ..engine.storage import batch_nodes, learn_rows, sample_with_growth
 from ..engine.tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, TreeState
@@ -265,10 +265,7 @@ def sample_partition(tree, X, lifetime):
     """Sample ``tree`` (empty) in batch on the rows of ``X`` with ``lifetime``."""
     n = X.shape[0]
     arrays = tree.arrays
-    arrays.meta[META_N_NODES] = 1
-    arrays.meta[META_ROOT] = 0
-    arrays.meta[META_MAX_LEAF_POINTS] = 0
-    arrays.parent[0] = -1
+    start_root(arrays)
     indices = np.arange(n, dtype=np.int64)
     keys = np.zeros(n, dtype=np.int64)
     stack = np.empty((n + 1, 3), dtype=np.int64)

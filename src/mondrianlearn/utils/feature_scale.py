@@ -358,9 +358,13 @@ def raw_coordinates(lower, upper, threshold, feature, units):
 
 
 def tree_in_raw_units(model, tree):
-    """``tree.arrays`` of a tree of ``model`` with boxes and thresholds in the units
-    of ``X`` (copies of those arrays; the others are shared), for plots and views."""
-    a = tree.arrays
+    """``tree.arrays`` of a tree of ``model``, the nodes' rows only, with boxes and
+    thresholds in the units of ``X`` (copies of those arrays; the others are views),
+    for plots and views. The rows past the nodes are left out: they hold no node
+    (and are not initialised, see ``engine.reserved.uninitialized_rows``)."""
+    n = tree.n_nodes
+    a = tree.arrays._replace(**{name: array[:n] for name, array
+                                in tree.arrays._asdict().items() if name != "meta"})
     units = model.__dict__.get("_units") if isinstance(model, FeatureScaleMixin) else None
     lower, upper, threshold = raw_coordinates(a.lower, a.upper, a.threshold, a.feature, units)
     return a._replace(lower=lower, upper=upper, threshold=threshold)
