@@ -64,14 +64,17 @@ _FLAGS = getattr(mmap, "MAP_PRIVATE", 0) | (_MAP_NORESERVE if _LINUX else 0)
 def uninitialized_rows(shape, dtype):
     """An array whose contents are whatever the memory held: for node fields past a
     tree's ``n_nodes``, which every kernel that takes a node writes before anything
-    reads them (``engine.growth.new_node`` and the box and time of each new node).
+    reads them (``engine.growth.new_node``, ``start_root``, and the box and time
+    that each sampler or extension gives its new nodes); code that looks at node
+    fields from Python looks at the first ``n_nodes`` rows only.
 
-    Zeroing them cost a Mondrian forest learning one row per call about 7% of its
-    time (Elec2, 10 trees, rows 300-2,300 of the stream after a warm-up: 11.4 against
-    10.6 µs per row, alternating ad-hoc runs): a small tree grows four-fold at a time
-    (``engine.storage``), and the memory that the allocator hands back is mostly
-    reused, so it must be written to be zero. Tests fill these rows with garbage
-    (``tests/test_engine_spare_rows.py``) and check that nothing changes."""
+    Zeroing them cost a Mondrian forest learning one row per call about 6% of its
+    time (Elec2, 10 trees, the learning loop of ``benchmarks/bench_per_row.py``,
+    alternating runs: 93,629 against 99,738 rows per second at best): a small tree
+    grows four-fold at a time (``engine.storage``), and the memory that the
+    allocator hands back is mostly reused, so it must be written to be zero. Tests
+    fill these rows with garbage (``tests/test_engine_spare_rows.py``) and check
+    that nothing changes."""
     return np.empty(shape, dtype=dtype)
 
 

@@ -183,9 +183,9 @@ def resize_fields(fields, capacity, order=None, zero=False):
     ``capacity`` rows, in place; ``order`` as in :func:`resize_tree`.
 
     Spare rows are zeroed only with ``zero``: the kernel that takes a node sets
-    every field of it (``reserved.uninitialized_rows``). One array is replaced at a time, so that a
-    caller who holds no other reference to the old arrays needs room for one array
-    more, not for a second tree.
+    every field of it (``reserved.uninitialized_rows``). One array is replaced at a
+    time, so that a caller who holds no other reference to the old arrays needs room
+    for one array more, not for a second tree.
     """
     meta = fields["meta"].copy()
     n_nodes = int(meta[META_N_NODES])
