@@ -78,8 +78,9 @@ def assert_same_trees(a, b):
                 xa, xb = xa[:ta.n_nodes], xb[:tb.n_nodes]
             assert_array_equal(xa, xb, err_msg=name)
         assert ta.node_stats.keys() == tb.node_stats.keys()
-        for name in ta.node_stats:
-            assert_array_equal(ta.node_stats[name], tb.node_stats[name], err_msg=name)
+        for name in ta.node_stats:  # capacity depends on which trees finished first
+            assert_array_equal(ta.node_stats[name][:ta.n_nodes],
+                               tb.node_stats[name][:tb.n_nodes], err_msg=name)
         assert_array_equal(ta.rng_state, tb.rng_state)
         assert_array_equal(ta.sample_next, tb.sample_next)
         assert_array_equal(ta.sample_mult, tb.sample_mult)

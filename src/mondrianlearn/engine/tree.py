@@ -315,19 +315,23 @@ class TreeState:
         arrays = list(self.arrays[:-1]) + list(self.node_stats.values())  # meta: no node
         return sum(a.itemsize * math.prod(a.shape[1:]) for a in arrays)
 
-    def reserve(self, needed, limit=None, renumber=False, factor=GROWTH_FACTOR):
+    def reserve(self, needed, limit=None, renumber=False, factor=GROWTH_FACTOR,
+                exact=False):
         """Make room for ``needed`` nodes, never past ``limit``.
 
         A growth step multiplies the capacity by ``factor`` at least (see
-        :mod:`.storage`, which decides how much to reserve). With ``renumber``, the
-        copy also puts the nodes in depth-first order (see :mod:`.layout`): only for
-        callers that hold no node ids across the call.
+        :mod:`.storage`, which decides how much to reserve); with ``exact``, it makes
+        room for ``needed`` nodes and no more (a caller that knows what it needs,
+        ``storage.BatchSizes``). With ``renumber``, the copy also puts the nodes in
+        depth-first order (see :mod:`.layout`): only for callers that hold no node
+        ids across the call.
         """
         if limit is not None:
             needed = min(needed, int(limit))
         if needed <= self.capacity:
             return
-        capacity = grown_capacity(self.capacity, needed, limit, factor, self.row_nbytes)
+        capacity = (needed if exact else
+                    grown_capacity(self.capacity, needed, limit, factor, self.row_nbytes))
         order = self._depth_first_order() if renumber else None
         if order is not None:
             # A renumbering growth writes every node anew anyway: into new arrays, one

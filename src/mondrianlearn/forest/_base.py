@@ -143,8 +143,10 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
             self._release_store_if_full()
             return
 
+        sizes = self.__dict__.get("_fit_sizes")  # in fit: trees reserve alike
+
         def learn_tree(tree):
-            return _learn_tree(tree, store, ids, settings)
+            return _learn_tree(tree, store, ids, settings, sizes=sizes)
 
         # The trained trees are taken from the results: with joblib's Dask backend
         # each tree is trained on a worker and comes back as a new object.
@@ -618,17 +620,18 @@ class BaseMondrianForestClassifier(ForestClassifierMixin, BaseMondrianForest):
         return posterior
 
 
-def _learn_tree(tree, store, ids, settings, position=0, leaf=-1):
+def _learn_tree(tree, store, ids, settings, position=0, leaf=-1, sizes=None):
     """Teach the stored points ``ids[position:]`` to one tree: sampled in batch if it
     has no node yet, else extended online (after re-sampling the paused ``leaf``, if
-    not -1). ``settings``: ``BaseMondrianForest._learning_settings()``."""
+    not -1). ``settings``: ``BaseMondrianForest._learning_settings()``; ``sizes``: the
+    call's :class:`~mondrianlearn.engine.storage.BatchSizes`, if any."""
     lifetime, pause_pure, mss, bootstrap, max_nodes, one_hot = settings
     tree.ensure_sample_capacity(store.n)
     if tree.n_nodes == 0:
         # The spare room of batch sampling is kept: online learning (partial_fit,
         # trees re-sampled on new units) goes on into it; fit trims at its end.
         _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
-                           max_nodes, one_hot)
+                           max_nodes, one_hot, sizes)
     else:
         _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
                             max_nodes, one_hot, position, leaf)
@@ -636,11 +639,13 @@ def _learn_tree(tree, store, ids, settings, position=0, leaf=-1):
 
 
 def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
-                       max_nodes=UNBOUNDED, one_hot=False):
+                       max_nodes=UNBOUNDED, one_hot=False, sizes=None):
     """Sample a tree from scratch on the points ``ids`` (root is node 0).
 
     With ``bootstrap``, each point first gets a Poisson(1) multiplicity; the tree is
     sampled on the points drawn at least once (none: the tree stays empty).
+    ``sizes`` (:class:`~mondrianlearn.engine.storage.BatchSizes`): how much room the
+    tree reserves and grows by, from the trees sampled before it in the same call.
     """
     if bootstrap:
         ids = draw_multiplicities(ids, tree.sample_mult, tree.rng_state)
@@ -670,12 +675,21 @@ def _sample_tree_batch(tree, store, ids, lifetime, pause_pure, mss, bootstrap,
                               tree.rng_state)
         return size[0]
 
-    if sample_with_growth(tree, run_sampler, batch_nodes(n), limit=max_nodes):
+    def room_needed(tree):
+        pending = int(np.sum(stack[:size[0], 2] - stack[:size[0], 1]))
+        return sizes.still_needed(pending)
+
+    first = batch_nodes(n) if sizes is None else sizes.first(n)
+    measured = sizes is not None and sizes.measured
+    if sample_with_growth(tree, run_sampler, first, limit=max_nodes,
+                          still_needed=room_needed if measured else None):
         # Node budget reached: pause what is left.
         close_pending_blocks(tree.arrays, store.X, store.keys, tree.sample_next,
                              indices, stack, size[0], lifetime)
         accumulate_new_nodes(tree.arrays, tree.node_stats["stats"], store.stats,
                              tree.sample_next, tree.sample_mult, 0)
+    elif sizes is not None:
+        sizes.record(tree.n_nodes, n)
 
 
 def _extend_tree_online(tree, store, ids, lifetime, pause_pure, mss, bootstrap,

@@ -8,6 +8,7 @@ from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from ..engine.storage import BatchSizes
 from ..engine.tree import UNBOUNDED
 from .drift_param import DRIFT_CONSTRAINT
 from .fast_path import FastPathMixin
@@ -227,7 +228,13 @@ class ForestLearnerMixin(TreeModelMixin):
         X, y, sample_weight = self._check_fit_batch(X, y, sample_weight)
         self._warn_deprecated_params()
         self._start(X, y, sample_weight)
-        self._learn_in_units(X, y, sample_weight)
+        # The trees that fit samples in batch reserve the size of those sampled before
+        # them (fit trims them at its end; partial_fit keeps room for the next rows).
+        self._fit_sizes = BatchSizes()
+        try:
+            self._learn_in_units(X, y, sample_weight)
+        finally:
+            del self._fit_sizes
         self._trim()
         self._remember_fast_state()
         return self
