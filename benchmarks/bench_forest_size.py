@@ -45,6 +45,7 @@ from bench_supervised_rates import (  # noqa: E402
     fit_score,
     fmt,
     parse_args,
+    run_datasets,
     training_split,
 )
 
@@ -142,11 +143,7 @@ def main():
     args, names = parse_args(__doc__.splitlines()[0], QUICK)
     report = Report("bench_forest_size", "Forest size against RandomForest(100)", args)
     warm_up_all(args.n_jobs)
-    results = {}
-    for name in names:
-        tic = time.perf_counter()
-        results[name] = run(name, args.n_jobs)
-        progress(f"{name}: {time.perf_counter() - tic:.0f} s")
+    results = run_datasets(names, run, args.n_jobs)
     labels = [c[0] for c in configurations()]
 
     rows = []

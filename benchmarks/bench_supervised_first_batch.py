@@ -20,14 +20,13 @@ Run ``python benchmarks/bench_supervised_first_batch.py`` (about 6 minutes on 2 
 """
 
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import Report, markdown_table, progress, warm_up  # noqa: E402
+from _common import Report, markdown_table, warm_up  # noqa: E402
 from bench_supervised_rates import (  # noqa: E402
     QUICK,
     SMALL,
@@ -36,6 +35,7 @@ from bench_supervised_rates import (  # noqa: E402
     make,
     parse_args,
     relative,
+    run_datasets,
     score,
     sklearn_forests,
     training_split,
@@ -81,11 +81,7 @@ def main():
     report = Report("bench_supervised_first_batch",
                     "Supervised scales: how large a first batch they need to pay", args)
     warm_up()
-    results = {}
-    for name in names:
-        tic = time.perf_counter()
-        results[name] = run(name)
-        progress(f"{name}: {time.perf_counter() - tic:.0f} s")
+    results = run_datasets(names, run)
 
     for kind in KINDS:
         rows = []

@@ -198,6 +198,16 @@ def training_split(name):
             data["X"][test], data["y"][test], len(train))
 
 
+def run_datasets(names, run, *args):
+    """``{name: run(name, *args)}`` for each dataset, with its seconds on stderr."""
+    results = {}
+    for name in names:
+        tic = time.perf_counter()
+        results[name] = run(name, *args)
+        progress(f"{name}: {time.perf_counter() - tic:.0f} s")
+    return results
+
+
 def parse_args(description, quick):
     """The common options, ``--datasets`` among the shared sets here; returns
     ``(args, names)``: the sets chosen, ``quick`` with ``--quick``, else all."""
@@ -264,11 +274,7 @@ def main():
     report = Report("bench_supervised_rates", "Supervised split rates: feature weights "
                     "from a pilot, held fixed", args)
     warm_up_all()
-    results = {}
-    for name in names:
-        tic = time.perf_counter()
-        results[name] = run(name)
-        progress(f"{name}: {time.perf_counter() - tic:.0f} s")
+    results = run_datasets(names, run)
     columns = ["default", "supervised", "pilot range"] + weighting_names()
 
     # Main table: the default, the control, a few weightings, scikit-learn.

@@ -69,8 +69,9 @@ def uninitialized_rows(shape, dtype):
     fields from Python looks at the first ``n_nodes`` rows only.
 
     Zeroing them cost a Mondrian forest learning one row per call about 6% of its
-    time (Elec2, 10 trees, the learning loop of ``benchmarks/bench_per_row.py``,
-    alternating runs: 93,629 against 99,738 rows per second at best): a small tree
+    time (Elec2, 10 trees, the learning loop of ``benchmarks/bench_per_row.py`` in
+    ad-hoc alternating runs: 93,629 against 99,738 rows per second at best; the
+    benchmark's own report cannot tell 6% from its noise): a small tree
     grows four-fold at a time (``engine.storage``), and the memory that the
     allocator hands back is mostly reused, so it must be written to be zero. Tests
     fill these rows with garbage (``tests/test_engine_spare_rows.py``) and check

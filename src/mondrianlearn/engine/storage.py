@@ -172,16 +172,16 @@ class BatchSizes:
     :data:`GROWTH_FACTOR` when that is short; ``fit`` then copies every tree with more
     than :data:`~.tree.TRIM_SLACK` of spare room into arrays of its size. The Mondrian
     forest's trees have 0.7-1.5 nodes per point depending on the data, and trees of one
-    forest on the same points differ by a few per cent to a third: measured on ``fit``
-    of 100 trees (MF, defaults), satimage's trees (0.69-0.77 nodes per point) were all
-    copied once at the end (119 MiB), and usps's and dna's grew or were trimmed 163 and
-    241 times (970 and 323 MiB copied). A tree of the fit reserves the mean nodes per
-    point of the trees before it, with :data:`BATCH_MARGIN`; one that runs out of room
-    grows by what its blocks still pending need at that rate (:meth:`still_needed`),
-    instead of a fixed ratio: 1, 60 and 38 MiB copied (letter: 11 MiB against 5).
-    Capacity changes no result. Safe to share between the threads of a fit (an append to
-    a list is atomic); where trees are trained in other processes (joblib's Dask
-    backend), each starts from :func:`batch_nodes`.
+    forest on the same points differ by a few per cent to a third: counted ad hoc on
+    ``fit`` of 100 trees (MF, defaults), satimage's trees (0.69-0.77 nodes per point)
+    were all copied once at the end (119 MiB), and usps's and dna's grew or were trimmed
+    163 and 241 times (970 and 323 MiB copied). A tree of the fit reserves the mean
+    nodes per point of the trees before it, with :data:`BATCH_MARGIN`; one that runs out
+    of room grows by what its blocks still pending need at that rate
+    (:meth:`still_needed`), instead of a fixed ratio: 1, 60 and 38 MiB copied (letter:
+    11 MiB against 5). Capacity changes no result. Safe to share between the threads of
+    a fit (an append to a list is atomic); where trees are trained in other processes
+    (joblib's Dask backend), each starts from :func:`batch_nodes`.
 
     Only ``fit`` uses it (``utils.estimator``): it trims its trees at its end, where a
     ``partial_fit`` that samples trees keeps their room for the rows that follow.
@@ -212,13 +212,13 @@ class BatchSizes:
 
     def still_needed(self, pending_points):
         """Nodes that a tree whose blocks not sampled yet hold ``pending_points``
-        points is expected to need more: at the mean rate of the trees before it,
-        with :data:`BATCH_MARGIN`, and never more than those blocks can make (two
-        nodes per point). Not at the tree's own rate so far: depth-first, the blocks
-        still pending hang from nodes already made, and that rate over the points
-        done overestimates the rest (by half and more)."""
+        points is expected to need more (once :attr:`measured`): at the mean rate of
+        the trees before it, with :data:`BATCH_MARGIN`, and never more than those
+        blocks can make (two nodes per point). Not at the tree's own rate so far:
+        depth-first, the blocks still pending hang from nodes already made, and that
+        rate over the points done overestimates the rest (by half and more)."""
         seen = list(self._nodes_per_point)
-        rate = sum(seen) / len(seen) if seen else 1.0
+        rate = sum(seen) / len(seen)
         expected = int(BATCH_MARGIN * pending_points * rate) + ROOM_AHEAD
         return max(2, min(2 * pending_points, expected))
 
