@@ -12,7 +12,7 @@ from mondrianlearn.engine.extension import extend_to_leaf, leaf_must_unpause, re
 from mondrianlearn.engine.growth import sample_blocks
 from mondrianlearn.engine.paths import tree_depth
 from mondrianlearn.engine.random import spawn_states
-from mondrianlearn.engine.tree import LEAF, META_N_NODES, META_ROOT, empty_tree
+from mondrianlearn.engine.tree import ID_DTYPE, LEAF, META_N_NODES, META_ROOT, empty_tree
 
 
 def _capacity(n_points):
@@ -30,7 +30,7 @@ def grow_batch_tree(X, keys, rng, *, lifetime=np.inf, use_pausing=True,
     tree = empty_tree(X.shape[1], _capacity(n))
     tree.meta[META_N_NODES] = 1
     tree.meta[META_ROOT] = 0
-    sample_next = np.full(n, -1, dtype=np.int64)
+    sample_next = np.full(n, -1, dtype=ID_DTYPE)
     indices = np.arange(n, dtype=np.int64)
     stack = np.empty((n + 1, 3), dtype=np.int64)
     stack[0] = (0, 0, n)
@@ -55,7 +55,7 @@ def grow_online_tree(X, keys, order, rng, *, lifetime=np.inf, use_pausing=True,
     tree = empty_tree(X.shape[1], _capacity(n))
     tree.meta[META_N_NODES] = 1
     tree.meta[META_ROOT] = 0
-    sample_next = np.full(n, -1, dtype=np.int64)
+    sample_next = np.full(n, -1, dtype=ID_DTYPE)
     stack = np.empty((2, 3), dtype=np.int64)
     stack[0] = (0, 0, 1)
     sample_blocks(tree, X, keys, sample_next, order[:1].copy(), stack, 1, float(lifetime),

@@ -1,7 +1,11 @@
 """Growth of node storage (engine.storage) and the one-point root (engine.growth)."""
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
+from numpy.testing import assert_array_equal
 
 from mondrianlearn import AMFClassifier, MondrianBoostingClassifier, MondrianForestClassifier
 from mondrianlearn.datasets import load_electricity
@@ -152,7 +156,7 @@ def test_sampling_stops_at_the_budget():
 def test_the_planted_root_is_what_the_sampler_makes_of_one_point(paused):
     x = np.array([[0.25, -3.0]])
     keys = np.array([4])
-    sample_next = np.full(4, -1, dtype=np.int64)
+    sample_next = np.full(4, -1, dtype=tree_module.ID_DTYPE)
     planted, sampled = _tree(), _tree()
     rng = np.arange(1, 5, dtype=np.uint64)
     assert plant_root(planted.arrays, x[0], 4, 7.5, paused, 0, sample_next) == 0
@@ -340,3 +344,30 @@ def test_fit_copies_few_nodes_and_learns_the_same(monkeypatch, nodes_per_point):
                                           v[:n] if name != "meta" else v, err_msg=name)
     np.testing.assert_array_equal(model.predict_proba(X[:300]),
                                   reference.predict_proba(X[:300]))
+
+
+def test_sample_links_are_ids_of_the_node_id_type_and_old_pickles_load():
+    X, y = load_electricity(600)
+    model = MondrianForestClassifier(n_estimators=3, random_state=0).fit(X[:400], y[:400])
+    for tree in model.trees_:
+        assert tree.sample_next.dtype == tree_module.ID_DTYPE
+    # a model saved when the links were int64 loads with int32 links, the same model
+    old = copy.deepcopy(model)
+    for tree in old.trees_:
+        tree.sample_next = tree.sample_next.astype(np.int64)
+    loaded = pickle.loads(pickle.dumps(old))
+    for tree, reference in zip(loaded.trees_, model.trees_):
+        assert tree.sample_next.dtype == tree_module.ID_DTYPE
+        assert_array_equal(tree.sample_next, reference.sample_next)
+    loaded.partial_fit(X[400:], y[400:])
+    model.partial_fit(X[400:], y[400:])
+    assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+
+
+def test_a_store_refuses_more_points_than_sample_ids_number_before_changing():
+    store = tree_module.SampleStore(3, 2)
+    store.append(np.zeros((5, 3)), np.zeros(5, dtype=np.int64), np.zeros((5, 2)))
+    before = store.X
+    with pytest.raises(MemoryError, match="at most 2,147,483,647"):
+        store.reserve(tree_module.MAX_SAMPLES + 1)
+    assert store.X is before and store.n == 5

@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ..engine._jit import compiled_entry
 from ..engine.layout import RENUMBER_FROM_NODES
 from ..engine.storage import learn_rows
-from ..engine.tree import TreeState
+from ..engine.tree import ID_DTYPE, TreeState
 from ..engine.tree_table import NO_RANGE, one_tree_table
 from ..utils.drift_param import DriftMixin, drift_module
 from ..utils.estimator import ForestLearnerMixin
@@ -492,5 +492,5 @@ def _learn_work(n_features, trees):
             np.empty(n_trees, dtype=np.int64), np.zeros(n_trees, dtype=np.int64))
 
 
-_NO_SAMPLES = np.empty(0, dtype=np.int64)
+_NO_SAMPLES = np.empty(0, dtype=ID_DTYPE)
 """``no_samples`` of the learning kernels: AMF leaves keep no point ids."""

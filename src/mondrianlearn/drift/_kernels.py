@@ -56,7 +56,7 @@ from ..engine.tree_table import (
     finite_rows,
     float_matrix_at,
     float_vector_at,
-    int_vector_at,
+    id_vector_at,
     rng_at,
     tree_at,
 )
@@ -534,7 +534,7 @@ def _learn_forest_one(addresses, sizes, t, store_X, store_keys, store_stats, ids
     tree = tree_at(addresses, sizes, t, n_features)
     capacity = sizes[t, SIZE_NODES]
     stats = float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_stats)
-    sample_next = int_vector_at(addresses, t, COLUMN_SAMPLE_NEXT, sizes[t, SIZE_SAMPLE_NEXT])
+    sample_next = id_vector_at(addresses, t, COLUMN_SAMPLE_NEXT, sizes[t, SIZE_SAMPLE_NEXT])
     sample_mult = float_vector_at(addresses, t, COLUMN_SAMPLE_MULT, sizes[t, SIZE_SAMPLE_MULT])
     rng = rng_at(addresses, t)
     s = ids[i]

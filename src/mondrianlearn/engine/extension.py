@@ -142,7 +142,7 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
         Label key of the point (class index; 0 when labels play no role).
     sample : int
         Id of the point in the sample store, linked into its leaf (``-1``: none).
-    sample_next : int64 array
+    sample_next : int32 array (``ID_DTYPE``)
         The tree's sample linked list (length 0 when leaves keep no points).
     lifetime : float
     use_pausing : bool

@@ -86,7 +86,7 @@ def plant_root(tree, x, key, lifetime, paused, sample, sample_next):
         Whether the model pauses blocks (the leaf is then paused).
     sample : int
         Id of the point in the sample store, linked into the leaf (``-1``: none).
-    sample_next : int64 array
+    sample_next : int32 array (``ID_DTYPE``)
         The tree's sample linked list (length 0 when leaves keep no points).
 
     Returns
@@ -176,7 +176,7 @@ def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, lifeti
         The sample store; ``indices`` select the points of each pending block.
     keys : int64 array (n_store,)
         Label keys, for pausing pure blocks.
-    sample_next : int64 array
+    sample_next : int32 array (``ID_DTYPE``)
         The tree's sample linked list (length 0 when leaves keep no points).
     indices : int64 array
         Sample ids; a pending block owns the slice ``indices[start:end]``, which is

@@ -36,10 +36,15 @@ MIXED = -1
 """``label`` of a node whose points carry more than one label key."""
 
 ID_DTYPE = np.int32
-"""Type of the node ids (``parent``, ``left``, ``right``), sample ids
-(``leaf_head``) and features stored per node: 2**31 of each is more than memory
-holds. Label keys stay int64 (a regressor's keys are 64-bit codes of targets),
+"""Type of the node ids (``parent``, ``left``, ``right``), sample ids (the leaves'
+list heads ``leaf_head`` and the trees' links ``TreeState.sample_next``) and
+features stored per node: 2**31 of each is more than memory holds (sample ids:
+:data:`MAX_SAMPLES`). Label keys stay int64 (a regressor's keys are 64-bit codes of targets),
 and so do point counts (a stream under a node budget counts without end)."""
+
+MAX_SAMPLES = int(np.iinfo(ID_DTYPE).max)
+"""Most points a :class:`SampleStore` holds: the largest sample id (``leaf_head``,
+``TreeState.sample_next``) plus one: 16 GiB of stored values per feature."""
 
 BOX_DTYPE = np.float32
 """Type of the stored boxes (rounded outward, see ``engine.boxes``)."""
@@ -287,7 +292,7 @@ class TreeState:
         self.node_stats = NodeStats(self)
         for name, array in (node_stats or {}).items():
             self.node_stats[name] = _resize_rows(array, self.capacity, 0)
-        self.sample_next = np.full(16 if keep_samples else 0, -1, dtype=np.int64)
+        self.sample_next = np.full(16 if keep_samples else 0, -1, dtype=ID_DTYPE)
         self.keep_samples = keep_samples
         self.sample_mult = np.zeros(16 if count_multiplicity else 0)
 
@@ -423,7 +428,8 @@ class TreeState:
         self.sample_mult = np.array(self.sample_mult, order="C")
 
     def ensure_sample_capacity(self, n_samples):
-        """Grow the sample linked list so that sample ids below ``n_samples`` fit."""
+        """Grow the sample linked list (``ID_DTYPE``, as the leaves' list heads) so that
+        sample ids below ``n_samples`` fit."""
         if self.sample_mult.shape[0] and n_samples > self.sample_mult.shape[0]:
             capacity = max(int(n_samples), 2 * self.sample_mult.shape[0])
             self.sample_mult = _resize_rows(self.sample_mult, capacity, 0.0)
@@ -471,6 +477,9 @@ class TreeState:
             state["arrays"] = arrays._replace(
                 lower=rounded_down(arrays.lower), upper=rounded_up(arrays.upper),
                 **{f: getattr(arrays, f).astype(ID_DTYPE) for f in _ID_FIELDS})
+        links = state.get("sample_next")
+        if links is not None and links.dtype != ID_DTYPE:  # saved with int64 links
+            state["sample_next"] = links.astype(ID_DTYPE)
         self.__dict__.update(state)
         object.__setattr__(self, "node_stats", NodeStats(self, node_stats))
         self._new_stamp()
@@ -516,7 +525,19 @@ class SampleStore:
         self.n = 0
 
     def reserve(self, needed):
-        """Make room for ``needed`` points (doubling the capacity at least)."""
+        """Make room for ``needed`` points (doubling the capacity at least).
+
+        Raises
+        ------
+        MemoryError
+            For more points than sample ids can number (:data:`MAX_SAMPLES`), before
+            anything changes.
+        """
+        if needed > MAX_SAMPLES:
+            raise MemoryError(
+                f"A Mondrian forest keeps its training points, at most {MAX_SAMPLES:,}; "
+                f"this one would hold {needed:,}. Set max_nodes (trees of bounded size "
+                "stop keeping points once full) or learn fewer rows.")
         if needed > self.X.shape[0]:
             capacity = max(needed, 2 * self.X.shape[0])
             self.X = _resize_rows(self.X, capacity, 0.0)

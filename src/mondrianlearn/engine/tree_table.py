@@ -150,6 +150,12 @@ def int_vector_at(addresses, t, column, n):
 
 
 @inline_kernel
+def id_vector_at(addresses, t, column, n):
+    """A view of node or sample ids (:data:`~.tree.ID_DTYPE`)."""
+    return array_at(addresses[t, column], n, ID_DTYPE)
+
+
+@inline_kernel
 def float_vector_at(addresses, t, column, n):
     return array_at(addresses[t, column], n, np.float64)
 

@@ -23,7 +23,7 @@ from ..engine.tree_table import (
     finite_rows,
     float_matrix_at,
     float_vector_at,
-    int_vector_at,
+    id_vector_at,
     rng_at,
     tree_at,
 )
@@ -83,7 +83,7 @@ def boost_forest(addresses, sizes, X, keys, weights, feature_range, no_targets, 
         position = boost_rows(
             tree, store_X, store_keys, store_stats,
             float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_classes),
-            int_vector_at(addresses, t, COLUMN_SAMPLE_NEXT, sizes[t, SIZE_SAMPLE_NEXT]),
+            id_vector_at(addresses, t, COLUMN_SAMPLE_NEXT, sizes[t, SIZE_SAMPLE_NEXT]),
             float_vector_at(addresses, t, COLUMN_SAMPLE_MULT, sizes[t, SIZE_SAMPLE_MULT]),
             ids[:n_rows], 0, lam[:n_rows], weights, seen_weight[:n_rows], errors[t], gamma,
             lifetime, pause_pure, min_samples_split, rng_at(addresses, t), nodes, reals,

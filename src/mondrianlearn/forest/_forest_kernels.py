@@ -25,7 +25,7 @@ from ..engine.tree_table import (
     finite_rows,
     float_matrix_at,
     float_vector_at,
-    int_vector_at,
+    id_vector_at,
     rng_at,
     tree_at,
 )
@@ -113,7 +113,7 @@ def extend_forest(addresses, sizes, store_X, store_keys, store_stats, ids, start
             continue
         capacity = sizes[t, SIZE_NODES]
         stats = float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_stats)
-        sample_next = int_vector_at(addresses, t, COLUMN_SAMPLE_NEXT,
+        sample_next = id_vector_at(addresses, t, COLUMN_SAMPLE_NEXT,
                                     sizes[t, SIZE_SAMPLE_NEXT])
         sample_mult = float_vector_at(addresses, t, COLUMN_SAMPLE_MULT,
                                       sizes[t, SIZE_SAMPLE_MULT])

@@ -335,7 +335,7 @@ def _relocate_samples(tree, offset, n_own, n_samples):
     """
     if tree.keep_samples and tree.sample_next.shape[0] > 0:
         old = tree.sample_next
-        links = np.full(max(n_samples, 16), -1, dtype=np.int64)
+        links = np.full(max(n_samples, 16), -1, dtype=old.dtype)
         n = min(old.shape[0], n_own)
         links[offset: offset + n] = np.where(old[:n] >= 0, old[:n] + offset, -1)
         tree.sample_next = links

@@ -19,11 +19,18 @@ from ..engine.extension import extend_to_leaf
 from ..engine.growth import sample_blocks, start_root
 from ..engine.paths import apply_tree
 from ..engine.storage import batch_nodes, learn_rows, sample_with_growth
-from ..engine.tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, TreeState
+from ..engine.tree import (
+    ID_DTYPE,
+    LEAF,
+    META_MAX_LEAF_POINTS,
+    META_N_NODES,
+    META_ROOT,
+    TreeState,
+)
 from ..utils.fast_path import FAST_MAX_ROWS, fast_call
 from ..utils.parallel import map_trees
 
-_NO_SAMPLES = np.empty(0, dtype=np.int64)
+_NO_SAMPLES = np.empty(0, dtype=ID_DTYPE)
 
 
 @kernel(allocates=True)
