@@ -371,3 +371,17 @@ def test_a_store_refuses_more_points_than_sample_ids_number_before_changing():
     with pytest.raises(MemoryError, match="at most 2,147,483,647"):
         store.reserve(tree_module.MAX_SAMPLES + 1)
     assert store.X is before and store.n == 5
+
+
+def test_merging_refuses_more_points_than_sample_ids_number(monkeypatch):
+    from mondrianlearn.forest import _merge, merge_forests
+
+    X, y = load_electricity(300)
+    a = MondrianForestClassifier(n_estimators=2, feature_scale=None,
+                                 random_state=0).fit(X[:150], y[:150])
+    b = MondrianForestClassifier(n_estimators=2, feature_scale=None,
+                                 random_state=1).fit(X[150:], y[150:])
+    assert merge_forests([a, b]).n_estimators == 4
+    monkeypatch.setattr(_merge, "MAX_SAMPLES", 299)
+    with pytest.raises(MemoryError, match="300 training points"):
+        merge_forests([a, b])

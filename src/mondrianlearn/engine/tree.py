@@ -39,8 +39,8 @@ ID_DTYPE = np.int32
 """Type of the node ids (``parent``, ``left``, ``right``), sample ids (the leaves'
 list heads ``leaf_head`` and the trees' links ``TreeState.sample_next``) and
 features stored per node: 2**31 of each is more than memory holds (sample ids:
-:data:`MAX_SAMPLES`). Label keys stay int64 (a regressor's keys are 64-bit codes of targets),
-and so do point counts (a stream under a node budget counts without end)."""
+:data:`MAX_SAMPLES`). Label keys stay int64 (a regressor's keys are 64-bit codes of
+targets), and so do point counts (a stream under a node budget counts without end)."""
 
 MAX_SAMPLES = int(np.iinfo(ID_DTYPE).max)
 """Most points a :class:`SampleStore` holds: the largest sample id (``leaf_head``,

@@ -114,7 +114,7 @@ def extend_forest(addresses, sizes, store_X, store_keys, store_stats, ids, start
         capacity = sizes[t, SIZE_NODES]
         stats = float_matrix_at(addresses, t, COLUMN_STATS, capacity, n_stats)
         sample_next = id_vector_at(addresses, t, COLUMN_SAMPLE_NEXT,
-                                    sizes[t, SIZE_SAMPLE_NEXT])
+                                   sizes[t, SIZE_SAMPLE_NEXT])
         sample_mult = float_vector_at(addresses, t, COLUMN_SAMPLE_MULT,
                                       sizes[t, SIZE_SAMPLE_MULT])
         rng = rng_at(addresses, t)

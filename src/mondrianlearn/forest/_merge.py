@@ -22,7 +22,7 @@ import copy
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from ..engine.tree import SampleStore
+from ..engine.tree import MAX_SAMPLES, SampleStore
 from .classifier import MondrianForestClassifier
 
 # Parameters that may differ between the forests: the number of trees adds up, the
@@ -316,6 +316,10 @@ def _transform_moments(stats, a, b):
 
 
 def _concatenate_stores(forests, keys, stats, n_stats):
+    n_points = sum(f._store.n for f in forests)
+    if n_points > MAX_SAMPLES:  # the merged trees' sample ids would not fit
+        raise MemoryError(f"The merged forest would keep {n_points:,} training points, "
+                          f"more than a forest holds ({MAX_SAMPLES:,}).")
     store = SampleStore(forests[0].n_features_in_, n_stats)
     X = np.concatenate([f._store.X[: f._store.n] for f in forests])
     if X.shape[0] > 0:
