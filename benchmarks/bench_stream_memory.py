@@ -4,7 +4,9 @@ A synthetic stream (20 features, a noisy non-linear class boundary) goes through
 Mondrian forest and AMF, with and without a node budget (``max_nodes``). Each model
 runs in its own process so that its peak memory (max RSS) is its own. The table shows
 peak memory, model size, throughput per segment of the stream with the mean depth of
-the trees (throughput may fall only as fast as the depth grows), and test accuracy.
+the trees (throughput may fall only as fast as the depth grows), and test accuracy,
+and where each model's peak goes (the process before the stream, node arrays and
+their boxes, stored points and their links).
 Each process first runs its model on a few rows, untimed, so that the first segment
 does not include loading (or, after a change to the sources, compiling) the kernels.
 
@@ -53,6 +55,49 @@ def mean_leaf_depth(model, X):
     return float(np.mean(depths))
 
 
+def current_rss_mb():
+    """Resident memory of this process now (Linux ``/proc``; ``nan`` elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def memory_parts(model):
+    """Where a model's memory goes, in MiB of rows in use (spare capacity that is
+    never written takes no memory and is not counted): the node arrays (the trees'
+    fields and the model's per-node arrays), of which the boxes and, among those, the
+    boxes of leaves holding one point in trees that keep their points (a box that
+    the point in the sample store gives back); the store of points; the trees' links
+    between stored points."""
+    from mondrianlearn.engine.tree import LEAF
+
+    nodes = boxes = point_leaf_boxes = links = 0
+    n_nodes = n_point_leaves = 0
+    for tree in model.trees_:
+        a, n = tree.arrays, tree.n_nodes
+        box_row = 2 * a.lower.itemsize * a.lower.shape[1]
+        nodes += n * tree.row_nbytes
+        boxes += n * box_row
+        ones = 0
+        if tree.keep_samples and tree.sample_next.shape[0]:
+            ones = int(np.count_nonzero((a.left[:n] == LEAF) & (a.n_points[:n] == 1)))
+        point_leaf_boxes += ones * box_row
+        n_nodes += n
+        n_point_leaves += ones
+        links += tree.sample_next.nbytes + tree.sample_mult.nbytes
+    store = model.__dict__.get("_store")
+    stored = 0 if store is None else store.n * (store.X.itemsize * store.X.shape[1]
+                                                 + store.keys.itemsize
+                                                 + store.stats.itemsize * store.stats.shape[1])
+    mib = 2.0 ** 20
+    return {"nodes_MB": nodes / mib, "boxes_MB": boxes / mib,
+            "point_leaf_boxes_MB": point_leaf_boxes / mib,
+            "point_leaf_share": n_point_leaves / max(n_nodes, 1),
+            "store_MB": stored / mib, "links_MB": links / mib}
+
+
 def run_one(name, n_rows, segments, n_trees):
     from mondrianlearn import AMFClassifier, MondrianForestClassifier
 
@@ -71,6 +116,7 @@ def run_one(name, n_rows, segments, n_trees):
     warm.partial_fit(X_test[500:1000], y_test[500:1000])
     warm.score(X_test[:100], y_test[:100])
     del warm
+    base_mb = current_rss_mb()  # interpreter, libraries and loaded kernels
     model = models[name]()
     n_chunks = n_rows // CHUNK
     per_segment = max(1, n_chunks // segments)
@@ -94,7 +140,8 @@ def run_one(name, n_rows, segments, n_trees):
             seg_start, seg_rows = time.perf_counter(), 0
     total = time.perf_counter() - tic
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"name": name, "segments": rows, "seconds": total, "peak_MB": peak_mb}))
+    print(json.dumps({"name": name, "segments": rows, "seconds": total, "peak_MB": peak_mb,
+                      "base_MB": base_mb, "end_MB": current_rss_mb(), **memory_parts(model)}))
 
 
 def main():
@@ -135,6 +182,24 @@ def main():
                    markdown_table(["model", "peak RSS (MB)", "final model (MB)", "nodes/tree",
                                    "total s", "rows/s", "test accuracy"], rows),
                    "Each model runs in its own process: peak RSS is that process's.")
+    parts = [[r["name"], f"{r['peak_MB']:.0f}", f"{r['base_MB']:.0f}",
+              f"{r['nodes_MB']:.0f}", f"{r['boxes_MB']:.0f}",
+              (f"{r['point_leaf_boxes_MB']:.0f} ({100 * r['point_leaf_share']:.0f}% of nodes)"
+               if r["point_leaf_share"] else "-"),
+              f"{r['store_MB']:.0f}", f"{r['links_MB']:.0f}",
+              f"{r['peak_MB'] - r['base_MB'] - r['nodes_MB'] - r['store_MB'] - r['links_MB']:.0f}"]
+             for r in results]
+    report.section("Where the peak goes (MB)", markdown_table(
+        ["model", "peak RSS", "before the stream", "node rows", "of which boxes",
+         "of which boxes of one-point leaves", "stored points", "point links", "rest"],
+        parts),
+        "\"Before the stream\": the process's resident memory after its warm-up (Python, "
+        "NumPy, scikit-learn, numba and the loaded kernels). Node rows, stored points and "
+        "links count the rows in use (MiB). Boxes of one-point leaves: in forests that "
+        "keep their points (not AMF, nor a budgeted forest once full), the box of such "
+        "a leaf is its point's, which the sample store also holds. \"Rest\": peak minus "
+        "the other columns "
+        "(spare rows written, the allocator's free lists, the last batch's work arrays).")
     for r in results:
         segment_rows = [[f"{s['rows']:,}", f"{s['rows_per_s']:.0f}", f"{s['depth']:.1f}",
                          f"{s['nodes_per_tree']:.0f}", f"{s['model_MB']:.1f}",
