@@ -707,7 +707,9 @@ def node_bytes_note(tree):
     def per_node(array):
         return array.itemsize * int(np.prod(array.shape[1:]))
 
-    node_arrays = tree.arrays[:-1]  # meta: not per node
+    from mondrianlearn.engine.tree import NODE_FIELDS
+
+    node_arrays = [getattr(tree.arrays, f) for f in NODE_FIELDS]  # meta: not per node
     engine = sum(per_node(a) for a in node_arrays)
     box = tree.arrays.lower
     stats = {name: per_node(a) for name, a in tree.node_stats.items()}

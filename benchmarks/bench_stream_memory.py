@@ -67,25 +67,20 @@ def current_rss_mb():
 def memory_parts(model):
     """Where a model's memory goes, in MiB of rows in use (spare capacity that is
     never written takes no memory and is not counted): the node arrays (the trees'
-    fields and the model's per-node arrays), of which the boxes and, among those, the
-    boxes of leaves holding one point in trees that keep their points (a box that
-    the point in the sample store gives back); the store of points; the trees' links
-    between stored points."""
-    from mondrianlearn.engine.tree import LEAF
-
-    nodes = boxes = point_leaf_boxes = links = 0
-    n_nodes = n_point_leaves = 0
+    fields and the model's per-node arrays), of which the boxes (one row per node,
+    but none for a leaf of one point in a tree that keeps its points: its box is its
+    point's, in the sample store); the store of points; the trees' links between
+    stored points."""
+    nodes = boxes = boxless = links = 0
+    n_nodes = n_boxless = 0
     for tree in model.trees_:
-        a, n = tree.arrays, tree.n_nodes
+        a, n, b = tree.arrays, tree.n_nodes, tree.n_boxes
         box_row = 2 * a.lower.itemsize * a.lower.shape[1]
-        nodes += n * tree.row_nbytes
-        boxes += n * box_row
-        ones = 0
-        if tree.keep_samples and tree.sample_next.shape[0]:
-            ones = int(np.count_nonzero((a.left[:n] == LEAF) & (a.n_points[:n] == 1)))
-        point_leaf_boxes += ones * box_row
+        nodes += n * (tree.row_nbytes - box_row) + b * box_row
+        boxes += b * box_row
+        boxless += (n - b) * box_row
         n_nodes += n
-        n_point_leaves += ones
+        n_boxless += n - b
         links += tree.sample_next.nbytes + tree.sample_mult.nbytes
     store = model.__dict__.get("_store")
     stored = 0 if store is None else store.n * (store.X.itemsize * store.X.shape[1]
@@ -93,8 +88,7 @@ def memory_parts(model):
                                                  + store.stats.itemsize * store.stats.shape[1])
     mib = 2.0 ** 20
     return {"nodes_MB": nodes / mib, "boxes_MB": boxes / mib,
-            "point_leaf_boxes_MB": point_leaf_boxes / mib,
-            "point_leaf_share": n_point_leaves / max(n_nodes, 1),
+            "boxless_MB": boxless / mib, "boxless_share": n_boxless / max(n_nodes, 1),
             "store_MB": stored / mib, "links_MB": links / mib}
 
 
@@ -184,21 +178,21 @@ def main():
                    "Each model runs in its own process: peak RSS is that process's.")
     parts = [[r["name"], f"{r['peak_MB']:.0f}", f"{r['base_MB']:.0f}",
               f"{r['nodes_MB']:.0f}", f"{r['boxes_MB']:.0f}",
-              (f"{r['point_leaf_boxes_MB']:.0f} ({100 * r['point_leaf_share']:.0f}% of nodes)"
-               if r["point_leaf_share"] else "-"),
+              (f"{r['boxless_MB']:.0f} ({100 * r['boxless_share']:.0f}% of nodes)"
+               if r["boxless_share"] else "-"),
               f"{r['store_MB']:.0f}", f"{r['links_MB']:.0f}",
               f"{r['peak_MB'] - r['base_MB'] - r['nodes_MB'] - r['store_MB'] - r['links_MB']:.0f}"]
              for r in results]
     report.section("Where the peak goes (MB)", markdown_table(
         ["model", "peak RSS", "before the stream", "node rows", "of which boxes",
-         "of which boxes of one-point leaves", "stored points", "point links", "rest"],
+         "boxes not stored (leaves of one point)", "stored points", "point links", "rest"],
         parts),
         "\"Before the stream\": the process's resident memory after its warm-up (Python, "
         "NumPy, scikit-learn, numba and the loaded kernels). Node rows, stored points and "
-        "links count the rows in use (MiB). Boxes of one-point leaves: in forests that "
-        "keep their points (not AMF, nor a budgeted forest once full), the box of such "
-        "a leaf is its point's, which the sample store also holds. \"Rest\": peak minus "
-        "the other columns "
+        "links count the rows in use (MiB). Boxes not stored: in forests that keep "
+        "their points (not AMF, nor a budgeted forest once full), a leaf of one point "
+        "has no box row, its box is its point's in the sample store (what its box "
+        "would take is shown). \"Rest\": peak minus the other columns "
         "(spare rows written, the allocator's free lists, the last batch's work arrays).")
     for r in results:
         segment_rows = [[f"{s['rows']:,}", f"{s['rows_per_s']:.0f}", f"{s['depth']:.1f}",

@@ -63,9 +63,9 @@ def grow_online_tree(X, keys, order, rng, *, lifetime=np.inf, use_pausing=True,
     excess = np.empty(X.shape[1])
     path = np.empty(tree.parent.shape[0], dtype=np.int64)
     for s in order[1:]:
-        leaf = extend_to_leaf(tree, X[s], keys[s], s, sample_next, float(lifetime),
+        leaf = extend_to_leaf(tree, X, X[s], keys[s], s, sample_next, float(lifetime),
                               use_pausing, True, rng, excess, path)[0]
-        if use_pausing and leaf_must_unpause(tree, leaf, pause_pure, int(min_samples_split)):
+        if use_pausing and leaf_must_unpause(tree, X, leaf, pause_pure, int(min_samples_split)):
             regrow_leaf(tree, X, keys, sample_next, leaf, float(lifetime), pause_pure,
                         int(min_samples_split), rng)
     return tree

@@ -9,6 +9,7 @@ import pytest
 
 from mondrianlearn import AMFClassifier, AMFRegressor
 from mondrianlearn.datasets import benchmark_data_home
+from mondrianlearn.engine.tree import used_rows
 
 
 def _classification(n=300, seed=0, n_classes=3):
@@ -33,8 +34,7 @@ def _model_arrays(est):
         tree = copy.deepcopy(tree)
         tree.trim(renumber=True)
         n = tree.n_nodes
-        out.extend(np.asarray(a)[:n] for a in tree.arrays[:-1])
-        out.append(tree.arrays.meta.copy())
+        out.extend(np.asarray(a) for a in used_rows(tree.arrays).values())
         out.extend(v[:n] for _, v in sorted(tree.node_stats.items()))
         out.append(tree.rng_state.copy())
     return out

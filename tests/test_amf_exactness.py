@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from mondrianlearn import AMFClassifier, AMFRegressor
+from mondrianlearn.engine.tree import node_boxes
 
 
 class _Tree:
@@ -34,8 +35,9 @@ class _Tree:
         self.feature = [int(v) for v in arrays.feature[:n]]
         self.threshold = [float(v) for v in arrays.threshold[:n]]
         self.time = [float(v) for v in arrays.time[:n]]
-        self.lower = arrays.lower[:n].tolist()
-        self.upper = arrays.upper[:n].tolist()
+        lower, upper = node_boxes(arrays, None)  # AMF keeps no points: every box a row
+        self.lower = lower.tolist()
+        self.upper = upper.tolist()
         self.n_nodes = n
 
     def is_leaf(self, v):

@@ -18,7 +18,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from mondrianlearn import MondrianForestClassifier, MondrianForestRegressor
 from mondrianlearn.drift import DEFAULTS, combine_tree_forecasts, correction_terms, tree_losses
-from mondrianlearn.engine.tree import rounded_down, rounded_up
+from mondrianlearn.engine.tree import node_boxes, rounded_down, rounded_up
 from mondrianlearn.forest.regressor import forest_variance
 from mondrianlearn.utils.fast_path import FAST_MAX_ROWS
 
@@ -414,9 +414,10 @@ def test_new_feature_units_rescale_the_background_trees():
             if tree.n_nodes == 0:
                 continue
             root = tree.arrays.meta[1]
+            lower, upper = node_boxes(tree.arrays, model._store.X)
             # stored boxes are rounded outward to float32 (engine.boxes)
-            assert np.all(tree.arrays.lower[root] >= rounded_down(low))
-            assert np.all(tree.arrays.upper[root] <= rounded_up(high))
+            assert np.all(lower[root] >= rounded_down(low))
+            assert np.all(upper[root] <= rounded_up(high))
             checked += t >= model.n_estimators
     assert checked > 0  # background trees were checked
     assert model.feature_scale_[1] == 64.0

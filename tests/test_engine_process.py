@@ -16,7 +16,7 @@ from mondrianlearn.engine.random import (
     spawn_states,
     uniform,
 )
-from mondrianlearn.engine.tree import LEAF, META_ROOT
+from mondrianlearn.engine.tree import LEAF, META_ROOT, node_boxes
 
 ALPHA = 1e-3
 N_TREES = 2000
@@ -74,11 +74,12 @@ def test_threshold_is_uniform_on_the_range(grow_batch, streams):
 
 def test_children_restart_the_process_on_their_own_box(grow_batch, streams):
     """Given its box, a child's waiting time is Exponential(its linear dimension)."""
-    _, trees = root_splits(grow_batch, streams, seed=3)
+    X, trees = root_splits(grow_batch, streams, seed=3)
     scaled = []
     for tree, root in trees:
+        lower, upper = node_boxes(tree, X)  # a leaf of one point has its point's box
         for child in (tree.left[root], tree.right[root]):
-            extent = float(np.sum(tree.upper[child] - tree.lower[child]))
+            extent = float(np.sum(upper[child] - lower[child]))
             if extent > 0:
                 assert tree.left[child] != LEAF  # infinite lifetime: always cut
                 scaled.append((tree.time[child] - tree.time[root]) * extent)

@@ -31,12 +31,15 @@ def _tree(n_features=3, n_classes=2):
 
 
 def _arrays(tree):
-    return list(tree.arrays[:-1]) + list(tree.node_stats.values())
+    fields = [getattr(tree.arrays, f) for f in tree_module.NODE_FIELDS]
+    return fields + list(tree.node_stats.values())
 
 
 def _fill(tree, n):
-    """Write recognisable values into the first ``n`` nodes of every array."""
-    tree.arrays.meta[0] = n
+    """Write recognisable values into the first ``n`` nodes (and box rows) of every
+    array."""
+    tree.arrays.meta[tree_module.META_N_NODES] = n
+    tree.arrays.meta[tree_module.META_N_BOXES] = n
     for k, array in enumerate(_arrays(tree)):
         array[:n] = (np.arange(n) % 7 + k).reshape((n,) + (1,) * (array.ndim - 1))
 
@@ -119,8 +122,11 @@ def test_models_do_not_depend_on_where_their_memory_came_from(Est, monkeypatch):
     assert not any(tree in tree_module._RESERVATIONS for tree in copied.trees_)
     for a, b in zip(grown.trees_, copied.trees_):
         assert a.capacity == b.capacity
-        for u, v in zip(_arrays(a), _arrays(b)):  # rows past the nodes are spare
-            assert_array_equal(u[:a.n_nodes], v[:b.n_nodes])
+        rows_a, rows_b = tree_module.used_rows(a.arrays), tree_module.used_rows(b.arrays)
+        for name in rows_a:  # the rows past those in use are spare
+            assert_array_equal(rows_a[name], rows_b[name], err_msg=name)
+        for name in a.node_stats:
+            assert_array_equal(a.node_stats[name][:a.n_nodes], b.node_stats[name][:b.n_nodes])
     assert_array_equal(grown.predict_proba(X), copied.predict_proba(X))
 
 

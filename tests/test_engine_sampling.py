@@ -8,7 +8,7 @@ from numpy.testing import assert_array_equal
 
 from mondrianlearn import MondrianForestClassifier, MondrianForestRegressor
 from mondrianlearn.engine.growth import close_pending_blocks, sample_blocks
-from mondrianlearn.engine.tree import LEAF, META_N_NODES, META_ROOT, MIXED, empty_tree
+from mondrianlearn.engine.tree import LEAF, META_N_NODES, META_ROOT, MIXED, empty_tree, node_boxes
 from mondrianlearn.kernel.transformer import MondrianKernel
 
 
@@ -39,6 +39,7 @@ def _check_tree(tree, X, keys=None):
     points of a node are ``X[points[node]]``."""
     a = tree.arrays
     n = tree.n_nodes
+    box_lower, box_upper = node_boxes(a, X)  # by node
     points = {}
 
     def collect(node):
@@ -59,8 +60,8 @@ def _check_tree(tree, X, keys=None):
     for node, ids in points.items():
         assert len(ids) == a.n_points[node], node
         low, high = _rounded_box(X[ids])
-        assert_array_equal(a.lower[node], low)
-        assert_array_equal(a.upper[node], high)
+        assert_array_equal(box_lower[node], low)
+        assert_array_equal(box_upper[node], high)
         if keys is not None:
             labels = np.unique(keys[ids])
             assert a.label[node] == (labels[0] if len(labels) == 1 else MIXED)
@@ -161,16 +162,17 @@ def test_kernel_partitions_have_the_boxes_of_their_points():
     X_units = kernel._in_units(np.ascontiguousarray(X))  # the trees' coordinates
     for tree in kernel.trees_:
         a = tree.arrays
+        lower, upper = node_boxes(a, None)  # a partition keeps no points
         leaves = np.array([_leaf_of(a, x) for x in X_units])
         for leaf in np.unique(leaves):
             low, high = _rounded_box(X_units[leaves == leaf])
-            assert_array_equal(a.lower[leaf], low)
-            assert_array_equal(a.upper[leaf], high)
+            assert_array_equal(lower[leaf], low)
+            assert_array_equal(upper[leaf], high)
         for node in range(tree.n_nodes):
             if a.left[node] != LEAF:
                 left, right = a.left[node], a.right[node]
-                assert_array_equal(a.lower[node], np.minimum(a.lower[left], a.lower[right]))
-                assert_array_equal(a.upper[node], np.maximum(a.upper[left], a.upper[right]))
+                assert_array_equal(lower[node], np.minimum(lower[left], lower[right]))
+                assert_array_equal(upper[node], np.maximum(upper[left], upper[right]))
 
 
 def _leaf_of(a, x):

@@ -17,6 +17,7 @@ from mondrianlearn import (
     MondrianKernelClassifier,
 )
 from mondrianlearn.engine import reserved
+from mondrianlearn.engine.tree import used_rows
 
 
 def _garbage(rng):
@@ -104,9 +105,8 @@ def _learn(cls, params):
     out.append(stream.predict(X) if regression else stream.predict_proba(X))
     for forest in (model, stream):  # every field of every node
         for tree in getattr(forest, "trees_", None) or []:
-            if hasattr(tree, "arrays"):
-                n = tree.n_nodes
-                out += [a[:n] for name, a in tree.arrays._asdict().items() if name != "meta"]
+            if hasattr(tree, "arrays"):  # the rows in use (nodes, box rows)
+                out += list(used_rows(tree.arrays).values())
     return out
 
 

@@ -12,7 +12,7 @@ from mondrianlearn import (
     MondrianForestRegressor,
 )
 from mondrianlearn.engine.storage import learn_rows
-from mondrianlearn.engine.tree import META_ROOT
+from mondrianlearn.engine.tree import META_ROOT, node_boxes
 from mondrianlearn.ensemble._kernels import boost_tree
 from mondrianlearn.ensemble.boosting import _regrowth_room
 
@@ -67,14 +67,23 @@ def assert_same_trees(a, b, stats_rtol=0.0):
         assert ta.arrays.meta[META_ROOT] == tb.arrays.meta[META_ROOT]
         # The copies drew no random number: both streams are at the same place.
         np.testing.assert_array_equal(ta.rng_state, tb.rng_state)
+        fields_a, fields_b = _structure(ta, a), _structure(tb, b)
         for field in STRUCTURE:
-            np.testing.assert_array_equal(getattr(ta.arrays, field)[:n],
-                                          getattr(tb.arrays, field)[:n], err_msg=field)
+            np.testing.assert_array_equal(fields_a[field], fields_b[field], err_msg=field)
         sa, sb = ta.node_stats["stats"][:n], tb.node_stats["stats"][:n]
         if stats_rtol == 0.0:
             np.testing.assert_array_equal(sa, sb)
         else:  # regression moments: sums of the same terms in another order
             np.testing.assert_allclose(sa, sb, rtol=stats_rtol, atol=1e-12)
+
+
+def _structure(tree, model):
+    """The ``STRUCTURE`` fields of a tree's nodes, by name; boxes by node (a leaf of
+    one point has its point's box, ``engine.boxes``)."""
+    n = tree.n_nodes
+    fields = {f: getattr(tree.arrays, f)[:n] for f in STRUCTURE}
+    fields["lower"], fields["upper"] = node_boxes(tree.arrays, model._store.X)
+    return fields
 
 
 def model_arrays(model):
@@ -83,7 +92,7 @@ def model_arrays(model):
     n_points = model._store.n
     for tree in model.trees_:
         n = tree.n_nodes
-        out += [tree.arrays.meta] + [getattr(tree.arrays, f)[:n] for f in STRUCTURE]
+        out += [tree.arrays.meta] + list(_structure(tree, model).values())
         out += [tree.arrays.n_points[:n], tree.node_stats["stats"][:n], tree.rng_state,
                 tree.sample_mult[:n_points]]
     out.append(model._store.X[:n_points])
@@ -196,9 +205,11 @@ def test_partition_does_not_depend_on_positive_weights(cls, min_samples_split, i
             models.append(model)
         for ta, tb in zip(models[0].trees_, models[1].trees_):
             assert ta.n_nodes == tb.n_nodes
-            for field in STRUCTURE + ("n_points",):
-                np.testing.assert_array_equal(getattr(ta.arrays, field)[:ta.n_nodes],
-                                              getattr(tb.arrays, field)[:tb.n_nodes])
+            fields_a, fields_b = _structure(ta, models[0]), _structure(tb, models[1])
+            for field in STRUCTURE:
+                np.testing.assert_array_equal(fields_a[field], fields_b[field], err_msg=field)
+            np.testing.assert_array_equal(ta.arrays.n_points[:ta.n_nodes],
+                                          tb.arrays.n_points[:tb.n_nodes])
             assert not np.allclose(ta.node_stats["stats"][:ta.n_nodes],
                                    tb.node_stats["stats"][:tb.n_nodes])
 
@@ -524,8 +535,8 @@ def weighted_votes(model, X, weights):
     X = model._in_units(X)  # the trees' coordinates (relative to the origin)
     for tree, w in zip(model.trees_, weights):
         part = np.zeros((len(X), n_classes))
-        predict_proba_tree(tree.arrays, tree.node_stats["stats"], X, model._gamma(),
-                           1 << 62, 1.0, part)
+        predict_proba_tree(tree.arrays, model._store.X, tree.node_stats["stats"], X,
+                           model._gamma(), 1 << 62, 1.0, part)
         if model.voting == "hard":
             part = np.eye(n_classes)[part.argmax(axis=1)]
         votes += w * part

@@ -11,6 +11,7 @@ from mondrianlearn import (
     MondrianForestClassifier,
     MondrianForestRegressor,
 )
+from mondrianlearn.engine.tree import used_rows
 
 CLASSIFIERS = [AMFClassifier, MondrianForestClassifier]
 REGRESSORS = [AMFRegressor, MondrianForestRegressor]
@@ -37,7 +38,7 @@ def _state(model):
     """Everything learned: node arrays and statistics of every tree, counters."""
     parts = [model.n_samples_seen_]
     for tree in model.trees_:
-        parts += [a[: tree.n_nodes].copy() for a in tree.arrays[:-1]] + [tree.arrays.meta.copy()]
+        parts += [a.copy() for a in used_rows(tree.arrays).values()]
         parts += [v[: tree.n_nodes].copy() for v in tree.node_stats.values()]
         parts.append(tree.rng_state.copy())
     return parts

@@ -14,6 +14,7 @@ from mondrianlearn import (
     MondrianKernelClassifier,
     MondrianKernelRegressor,
 )
+from mondrianlearn.engine.tree import used_rows
 
 CLASSIFIERS = [MondrianKernelClassifier, MondrianBoostingClassifier]
 SUPERVISED = CLASSIFIERS + [MondrianKernelRegressor]
@@ -95,7 +96,7 @@ def _state(model, capacity=True):
     n_samples = store.n if store is not None else 0
     for tree in model.trees_:
         n = tree.n_nodes
-        parts += [a[:n].copy() for a in tree.arrays[:-1]] + [tree.arrays.meta.copy()]
+        parts += [a.copy() for a in used_rows(tree.arrays).values()]
         parts += [v[:n].copy() for v in tree.node_stats.values()]
         parts += [tree.rng_state.copy(), np.asarray(tree.capacity if capacity else 0),
                   tree.sample_next[: n_samples].copy(), tree.sample_mult[: n_samples].copy()]

@@ -20,6 +20,7 @@ from mondrianlearn import (
     MondrianTreeRegressor,
 )
 from mondrianlearn.datasets import benchmark_data_home
+from mondrianlearn.engine.tree import used_rows
 from mondrianlearn.utils.feature_scale import RESAMPLE_FREELY_BELOW, common_units, units_of_range
 
 CLASSIFIERS = [MondrianForestClassifier, AMFClassifier]
@@ -64,8 +65,8 @@ def _same_trees(a, b):
         t.trim(renumber=True)
         n = s.n_nodes
         assert n == t.n_nodes
-        for u, v in zip(s.arrays, t.arrays):
-            np.testing.assert_array_equal(np.asarray(u)[:n], np.asarray(v)[:n])
+        for u, v in zip(used_rows(s.arrays).values(), used_rows(t.arrays).values()):
+            np.testing.assert_array_equal(np.asarray(u), np.asarray(v))
         for name in s.node_stats:
             np.testing.assert_array_equal(s.node_stats[name][:n], t.node_stats[name][:n])
         np.testing.assert_array_equal(s.rng_state, t.rng_state)
@@ -399,7 +400,7 @@ def test_stored_boxes_hold_their_points_to_the_precision_of_the_range(feature_sc
     trees' coordinates) and is their bounding box rounded outward to float32; in
     the units of X, the box overshoots its points by a few float32 steps of the
     feature's range, not of its magnitude."""
-    from mondrianlearn.engine.tree import rounded_down, rounded_up
+    from mondrianlearn.engine.tree import node_boxes, rounded_down, rounded_up
     from mondrianlearn.utils.feature_scale import raw_coordinates
 
     X, y = _epoch_stream(1, n=600)
@@ -416,6 +417,7 @@ def test_stored_boxes_hold_their_points_to_the_precision_of_the_range(feature_sc
     np.testing.assert_array_equal(points, (X - units[2]) * units[1])
     for tree in model.trees_:
         a = tree.arrays
+        box_lower, box_upper = node_boxes(a, store.X)  # by node
         below = {}  # node -> ids of its points
         for node in range(tree.n_nodes):
             if a.left[node] == -1:
@@ -429,11 +431,11 @@ def test_stored_boxes_hold_their_points_to_the_precision_of_the_range(feature_sc
         assert sum(len(v) for v in below.values()) > 0
         for node, ids in below.items():
             held = points[ids]
-            assert np.all(held >= a.lower[node]) and np.all(held <= a.upper[node])
-            np.testing.assert_array_equal(a.lower[node], rounded_down(held.min(axis=0)))
-            np.testing.assert_array_equal(a.upper[node], rounded_up(held.max(axis=0)))
+            assert np.all(held >= box_lower[node]) and np.all(held <= box_upper[node])
+            np.testing.assert_array_equal(box_lower[node], rounded_down(held.min(axis=0)))
+            np.testing.assert_array_equal(box_upper[node], rounded_up(held.max(axis=0)))
         n = tree.n_nodes
-        lower, upper, _ = raw_coordinates(a.lower[:n], a.upper[:n], a.threshold[:n],
+        lower, upper, _ = raw_coordinates(box_lower, box_upper, a.threshold[:n],
                                           a.feature[:n], units)
         root = a.meta[1]
         span = X.max(axis=0) - X.min(axis=0)
@@ -447,6 +449,7 @@ def test_mondrian_kernel_partitions_are_relative_to_the_origin(online):
     first row: the root box of a partition overshoots the epoch seconds by a few
     float32 steps of their range, and transform follows the same cells online."""
     from mondrianlearn import MondrianKernel
+    from mondrianlearn.engine.tree import node_boxes
     from mondrianlearn.utils.feature_scale import raw_coordinates
 
     X, _ = _epoch_stream(3, n=300)
@@ -461,8 +464,9 @@ def test_mondrian_kernel_partitions_are_relative_to_the_origin(online):
     span = X.max(axis=0) - X.min(axis=0)
     for tree in kernel.trees_:
         a, n = tree.arrays, tree.n_nodes
-        lower, upper, _ = raw_coordinates(a.lower[:n], a.upper[:n], a.threshold[:n],
-                                          a.feature[:n], kernel._units)
+        lower, upper = node_boxes(a, None)  # a partition keeps no points
+        lower, upper, _ = raw_coordinates(lower, upper, a.threshold[:n], a.feature[:n],
+                                          kernel._units)
         root = a.meta[1]
         assert np.all(X.min(axis=0) - lower[root] <= span * 2.0**-20)
         assert np.all(upper[root] - X.max(axis=0) <= span * 2.0**-20)

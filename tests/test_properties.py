@@ -27,6 +27,7 @@ from mondrianlearn import (
     MondrianKernelClassifier,
     MondrianKernelRegressor,
 )
+from mondrianlearn.engine.tree import node_boxes
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -83,11 +84,12 @@ def streams(draw, classification):
     return X, y, [c for c in cuts if 0 < c < n]
 
 
-def _check_tree_invariants(tree, has_counts):
+def _check_tree_invariants(tree, has_counts, points):
     a = tree.arrays
     n = tree.n_nodes
     if n == 0:
         return
+    lower, upper = node_boxes(a, points)  # by node
     root = int(a.meta[1])
     assert a.parent[root] == -1
     stack = [root]
@@ -95,13 +97,13 @@ def _check_tree_invariants(tree, has_counts):
     while stack:
         j = stack.pop()
         seen += 1
-        assert np.all(a.lower[j] <= a.upper[j])
+        assert np.all(lower[j] <= upper[j])
         if a.left[j] == -1:
             continue
         for c in (a.left[j], a.right[j]):
             assert a.parent[c] == j
             # a child's box lies in its parent's and its split time is later
-            assert np.all(a.lower[c] >= a.lower[j]) and np.all(a.upper[c] <= a.upper[j])
+            assert np.all(lower[c] >= lower[j]) and np.all(upper[c] <= upper[j])
             assert a.time[c] > a.time[j]
             stack.append(int(c))
         if has_counts:
@@ -119,19 +121,22 @@ def _check_points_in_boxes(model):
         a = tree.arrays
         if tree.sample_next.shape[0] == 0:
             continue
+        lower, upper = node_boxes(a, store.X)
         for j in range(tree.n_nodes):
             if a.left[j] != -1:
                 continue
             s = a.leaf_head[j]
             while s >= 0:
-                assert np.all(store.X[s] >= a.lower[j]) and np.all(store.X[s] <= a.upper[j])
+                assert np.all(store.X[s] >= lower[j]) and np.all(store.X[s] <= upper[j])
                 s = tree.sample_next[s]
 
 
 def _check_model(model, X, classification):
     for tree in model.trees_:
-        _check_tree_invariants(tree, has_counts=model._store is not None and
-                               not isinstance(model, MondrianBoostingClassifier))
+        store = model.__dict__.get("_store")
+        _check_tree_invariants(tree, has_counts=store is not None and
+                               not isinstance(model, MondrianBoostingClassifier),
+                               points=None if store is None else store.X)
     _check_points_in_boxes(model)
     if classification:
         proba = model.predict_proba(X)

@@ -8,6 +8,7 @@ from river import datasets, evaluate, metrics, preprocessing  # noqa: E402
 
 from mondrianlearn import AMFClassifier, MondrianForestClassifier  # noqa: E402
 from mondrianlearn import river as mlr  # noqa: E402
+from mondrianlearn.engine.tree import node_boxes
 
 
 def _amf_fast_predict_is_stale():
@@ -106,7 +107,7 @@ def test_features_first_seen_late_and_missing_features():
     model.learn_one({"a": 0.5, "b": 0.3}, 1)
     inner = model._model
     assert inner.n_features_in_ == 2
-    lower, upper = inner.trees_[0].arrays.lower, inner.trees_[0].arrays.upper
+    lower, upper = node_boxes(inner.trees_[0].arrays, inner._store.X)
     root = inner.trees_[0].arrays.meta[1]
     # the first value of "b" is its origin (utils.feature_scale): the trees hold 0
     assert inner._units[2, 1] == 0.3

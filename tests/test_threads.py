@@ -14,6 +14,7 @@ from mondrianlearn import (
     MondrianForestClassifier,
     MondrianForestRegressor,
 )
+from mondrianlearn.engine.tree import used_rows
 from mondrianlearn.utils.fast_path import FAST_MAX_ROWS
 
 CLASSIFIERS = [
@@ -73,10 +74,9 @@ def assert_same_trees(a, b):
     assert len(a.trees_) == len(b.trees_)
     for ta, tb in zip(a.trees_, b.trees_):
         assert ta.n_nodes == tb.n_nodes
-        for name, xa, xb in zip(ta.arrays._fields, ta.arrays, tb.arrays):
-            if name != "meta":  # the rows past the nodes hold none
-                xa, xb = xa[:ta.n_nodes], xb[:tb.n_nodes]
-            assert_array_equal(xa, xb, err_msg=name)
+        rows_a, rows_b = used_rows(ta.arrays), used_rows(tb.arrays)  # the rest holds none
+        for name in rows_a:
+            assert_array_equal(rows_a[name], rows_b[name], err_msg=name)
         assert ta.node_stats.keys() == tb.node_stats.keys()
         for name in ta.node_stats:  # capacity depends on which trees finished first
             assert_array_equal(ta.node_stats[name][:ta.n_nodes],

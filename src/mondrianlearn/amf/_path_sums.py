@@ -179,7 +179,8 @@ def _branch_offs(lower, upper, time, left, x, path, m, extend, share, split_shar
     weights of the ancestors' prefix (``prefix[path[j - 1]]``), of the forecaster of
     ``path[j]`` and of the prior. Returns how many, and the probability that ``x``
     reaches its leaf (the weight of ``prefix[path[m - 1]]``). Takes the tree's
-    arrays, not the tree (see ``engine.boxes``).
+    arrays, not the tree (see ``engine.boxes``); AMF keeps no points, so a node's box
+    row is its id.
     """
     # Up from the leaf, the distance of x to each box (etas), until the deepest box
     # that holds it (see engine.boxes.deepest_holding): one read of each box.

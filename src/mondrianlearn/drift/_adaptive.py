@@ -94,7 +94,7 @@ from ..engine._jit import compiled_entry
 from ..engine.boxes import WALK_NODE
 from ..engine.random import spawn_states
 from ..engine.storage import must_grow
-from ..engine.tree import META_MAX_LEAF_POINTS, UNBOUNDED, TreeState
+from ..engine.tree import META_MAX_LEAF_POINTS, UNBOUNDED, TreeState, own_point_boxes
 from ..engine.tree_table import TreeTable
 from ..utils.persistence import IncompatibleModelError
 from . import _kernels as K
@@ -600,8 +600,8 @@ def _sync(model, state, n_features):
                 factors = np.ascontiguousarray(1.0 / ratio)
                 for tree in state.background:
                     a = tree.arrays
-                    rescale_boxes(a.lower, a.upper, a.threshold, a.feature, tree.n_nodes,
-                                  factors, np.zeros_like(factors))
+                    rescale_boxes(a.lower, a.upper, tree.n_boxes, a.threshold, a.feature,
+                                  tree.n_nodes, factors, np.zeros_like(factors))
             elif not np.all(ratio == 1.0):
                 # The estimator rescaled its foreground trees to the new units; a
                 # background tree keeps its coordinates through its weights.
@@ -658,8 +658,8 @@ def move_background_origin(state, shifts, new_units):
             continue
         a = tree.arrays
         moved = shifts * pending * state.scale[state.n_trees + k]
-        rescale_boxes(a.lower, a.upper, a.threshold, a.feature, tree.n_nodes, ones,
-                      np.ascontiguousarray(moved))
+        rescale_boxes(a.lower, a.upper, tree.n_boxes, a.threshold, a.feature, tree.n_nodes,
+                      ones, np.ascontiguousarray(moved))
 
 
 def scale_correction(state, factor):
@@ -1094,7 +1094,10 @@ def _first_point_needed(model, state):
         if not tree.keep_samples:
             continue
         if max_nodes < UNBOUNDED and tree.n_nodes + 2 > max_nodes:
-            tree.sample_next = tree.sample_next[:0]  # it never re-samples a leaf again
+            # it never re-samples a leaf again: its leaves of one point take their
+            # boxes from the store before it lets go of their points
+            own_point_boxes(tree.arrays, model._store.X)
+            tree.sample_next = tree.sample_next[:0]
             tree.keep_samples = False
             continue
         if k >= n and state.active[k - n] == K.BG_OFF:

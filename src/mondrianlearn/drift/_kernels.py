@@ -553,7 +553,7 @@ def _learn_forest_one(addresses, sizes, t, store_X, store_keys, store_stats, ids
         return -1.0
     x = store_X[s:s + 1]
     if regression:
-        _moments_rows(tree, stats, reals[0, :0], x, max_depth, forecast[0], forecast[0],
+        _moments_rows(tree, store_X, stats, reals[0, :0], x, max_depth, forecast[0], forecast[0],
                       forecast[0], (nodes, reals[0], reals[1], reals[2], excess))
         unit = 3.0 * spread[i]
         error = abs(forecast[0, 0] - store_stats[s, 1] / store_stats[s, 0])
@@ -561,8 +561,8 @@ def _learn_forest_one(addresses, sizes, t, store_X, store_keys, store_stats, ids
     else:
         for k in range(forecast.shape[1]):
             forecast[0, k] = 0.0
-        _forest_proba_rows(tree, stats, x, gamma, max_depth, 1.0, forecast, nodes, reals,
-                           classes, excess)
+        _forest_proba_rows(tree, store_X, stats, x, gamma, max_depth, 1.0, forecast, nodes,
+                           reals, classes, excess)
         loss = min(max(1.0 - forecast[0, store_keys[s]], 0.0), 1.0)
     # Under ``bootstrap`` a tree that draws the point zero times does not learn it;
     # its loss on the point is then an out-of-bag one, scored all the same.

@@ -19,12 +19,17 @@ the nearest point would separate nothing). float32 precision is relative to the
 magnitude of a value: the estimators give the engine every feature relative to an
 origin, a row of their data (``utils.feature_scale``), so that it is relative to
 the data's range instead.
+
+Boxes are stored by box row (``TreeArrays.box_row``, below). In a tree that keeps its
+points, a leaf whose points are all one point (a third of a Mondrian forest's nodes)
+has no row: its box is its point's, read from the sample store and rounded on the
+fly, so that the boxes, most of a node's bytes, are stored for the other nodes only.
 """
 
 import numpy as np
 
 from ._jit import inline_kernel, kernel
-from .tree import BOX_DTYPE, LEAF, META_ROOT
+from .tree import BOX_DTYPE, LEAF, META_N_BOXES, META_ROOT, POINT_BOX
 
 WALK_NODE = np.dtype([("threshold", np.float64), ("feature", np.int64),
                       ("left", np.int64), ("right", np.int64)])
@@ -54,11 +59,125 @@ def round_up(v):
 
 
 @inline_kernel
-def set_point_box(lower, upper, node, x):
-    """Make the box of ``node`` the (rounded) box of the single point ``x``."""
+def set_point_box(lower, upper, row, x):
+    """Make box ``row`` the (rounded) box of the single point ``x``."""
     for d in range(x.shape[0]):
-        lower[node, d] = round_down(x[d])
-        upper[node, d] = round_up(x[d])
+        lower[row, d] = round_down(x[d])
+        upper[row, d] = round_up(x[d])
+
+
+# ------------------------------------------------------------------ box rows
+# In a tree that keeps its points (``keeps_points``: its ``sample_next`` links them),
+# a node's box is row ``box_row[node]`` of the box arrays, rows handed out in turn,
+# or, for a leaf whose points are all one point (``tree.POINT_BOX``), that point's
+# box: ``points[leaf_head[node]]`` rounded outward, the same bounds bit for bit as a
+# row would hold (``points``: the sample store's ``X``). In a tree that keeps no
+# points every node has a box, and its row is its id: kernels that read such trees
+# pass no points (an empty array) and read no ``box_row``.
+
+@inline_kernel
+def box_row_of(box_row, points, node):
+    """The box row of ``node`` (``POINT_BOX`` for a leaf of one point)."""
+    return node if points.shape[0] == 0 else box_row[node]
+
+
+@inline_kernel
+def take_box_row(tree, node, keeps_points):
+    """Give ``node`` its box row (the next free one, or its id in a tree that keeps no
+    points); return it."""
+    if keeps_points:
+        row = tree.meta[META_N_BOXES]
+        tree.meta[META_N_BOXES] = row + 1
+    else:
+        row = node
+        if node >= tree.meta[META_N_BOXES]:
+            tree.meta[META_N_BOXES] = node + 1
+    tree.box_row[node] = row
+    return row
+
+
+@inline_kernel
+def set_leaf_point_box(tree, node, x, keeps_points, linked):
+    """Make the box of the new leaf ``node`` that of its one point ``x``: no row when
+    the leaf links ``x`` in the store (``linked``), else a row."""
+    if linked:
+        tree.box_row[node] = POINT_BOX
+    else:
+        set_point_box(tree.lower, tree.upper, take_box_row(tree, node, keeps_points), x)
+
+
+@inline_kernel
+def own_box_row(tree, points, node):
+    """The box row of ``node``, giving a leaf of one point a row holding its box first
+    (before its box widens)."""
+    row = box_row_of(tree.box_row, points, node)
+    if row < 0:
+        row = take_box_row(tree, node, True)
+        set_point_box(tree.lower, tree.upper, row, points[tree.leaf_head[node]])
+    return row
+
+
+@kernel(inline=True)
+def node_bound(lower, upper, box_row, leaf_head, points, node, d, high):
+    """The lower (or, with ``high``, upper) bound of the box of ``node`` along ``d``,
+    as float64."""
+    row = box_row_of(box_row, points, node)
+    if row >= 0:
+        return np.float64(upper[row, d] if high else lower[row, d])
+    v = points[leaf_head[node], d]
+    return np.float64(round_up(v) if high else round_down(v))
+
+
+@kernel(inline=True)
+def node_box_extent(lower, upper, box_row, leaf_head, points, node):
+    """``box_extent`` of the box of ``node``."""
+    row = box_row_of(box_row, points, node)
+    if row >= 0:
+        return box_extent(lower, upper, row)
+    s = leaf_head[node]
+    extent = 0.0
+    for d in range(points.shape[1]):
+        v = points[s, d]
+        extent += round_up(v) - round_down(v)
+    return extent
+
+
+@kernel(inline=True)
+def node_box_excess(lower, upper, box_row, leaf_head, points, node, x, out):
+    """``box_excess`` of the box of ``node``."""
+    row = box_row_of(box_row, points, node)
+    if row >= 0:
+        return box_excess(lower, upper, row, x, out)
+    s = leaf_head[node]
+    total = 0.0
+    for d in range(x.shape[0]):
+        # one bound of the point's box can be outside x: one rounding, not two
+        v = points[s, d]
+        e = 0.0
+        if x[d] < v:
+            e = max(round_down(v) - x[d], 0.0)
+        elif x[d] > v:
+            e = max(x[d] - round_up(v), 0.0)
+        out[d] = e
+        total += e
+    return total
+
+
+@kernel(inline=True)
+def node_box_holds(lower, upper, box_row, leaf_head, points, node, x):
+    """``box_holds`` of the box of ``node``."""
+    row = box_row_of(box_row, points, node)
+    if row >= 0:
+        return box_holds(lower, upper, row, x)
+    s = leaf_head[node]
+    for d in range(x.shape[0]):
+        v = points[s, d]
+        if x[d] < v:
+            if x[d] < round_down(v):
+                return False
+        elif x[d] > v and x[d] > round_up(v):
+            return False
+    return True
 
 
 @inline_kernel
@@ -85,12 +204,12 @@ def find_leaf(tree, x):
 
 
 @kernel
-def box_extent(lower, upper, node):
-    """Sum of the sides of the box of ``node`` (its linear dimension, the rate at
-    which the Mondrian process cuts it)."""
+def box_extent(lower, upper, row):
+    """Sum of the sides of box ``row`` (its linear dimension, the rate at which the
+    Mondrian process cuts it)."""
     extent = 0.0
     for d in range(lower.shape[1]):
-        extent += upper[node, d] - lower[node, d]
+        extent += upper[row, d] - lower[row, d]
     return extent
 
 
@@ -177,15 +296,16 @@ def record_path_packed(table, root, x, path, limit):
 
 
 @kernel
-def deepest_holding(lower, upper, x, path, m):
-    """Index in ``path[:m]`` of the deepest node whose box contains ``x``.
+def deepest_holding(lower, upper, box_row, leaf_head, points, x, path, m):
+    """Index in ``path[:m]`` of the deepest node whose box contains ``x`` (boxes by
+    row, see ``node_box_holds``).
 
     Returns -1 when not even the first node's box does. Scans up from the end of
     the path, since the answer is usually a few levels above the leaf.
     """
     j = m - 1
     while j >= 0:
-        if box_holds(lower, upper, path[j], x):
+        if node_box_holds(lower, upper, box_row, leaf_head, points, path[j], x):
             return j
         j -= 1
     return -1

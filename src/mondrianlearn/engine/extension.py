@@ -19,13 +19,17 @@ import numpy as np
 
 from ._jit import inline_kernel, kernel
 from .boxes import (
-    box_excess,
-    box_extent,
+    box_row_of,
     deepest_holding,
+    node_bound,
+    node_box_excess,
+    node_box_extent,
+    own_box_row,
     record_path,
     round_down,
     round_up,
-    set_point_box,
+    set_leaf_point_box,
+    take_box_row,
     widen_box,
 )
 from .growth import (
@@ -41,25 +45,29 @@ from .tree import LEAF, META_MAX_LEAF_POINTS, META_ROOT, MIXED
 
 
 @kernel
-def _insert_split_above(tree, node, x, key, sample, sample_next, split_time, excess,
-                        eta, lifetime, use_pausing, rng):
+def _insert_split_above(tree, points, node, x, key, sample, sample_next, split_time,
+                        excess, eta, lifetime, use_pausing, rng):
     """Insert a new parent of ``node`` that cuts ``x`` off; return the new leaf.
 
     The cut falls between ``x`` and the stored box of ``node``, which holds the true
     box of its points (rounded outward): it always separates ``x`` from them.
     """
     d = choose_proportional(rng, excess, eta)
-    if x[d] > tree.upper[node, d]:
-        threshold = uniform_between(rng, float(tree.upper[node, d]), x[d])
+    high = node_bound(tree.lower, tree.upper, tree.box_row, tree.leaf_head, points,
+                      node, d, True)
+    if x[d] > high:
+        threshold = uniform_between(rng, high, x[d])
     else:
-        threshold = uniform_between(rng, x[d], float(tree.lower[node, d]))
-    return _link_cut(tree, node, x, key, sample, sample_next, split_time, d, threshold,
-                     lifetime, use_pausing)
+        low = node_bound(tree.lower, tree.upper, tree.box_row, tree.leaf_head, points,
+                         node, d, False)
+        threshold = uniform_between(rng, x[d], low)
+    return _link_cut(tree, points, node, x, key, sample, sample_next, split_time, d,
+                     threshold, lifetime, use_pausing)
 
 
 @kernel
-def _cut_inside_pure_leaf(tree, leaf, x, key, sample, sample_next, split_time, sides,
-                          extent, lifetime, rng):
+def _cut_inside_pure_leaf(tree, points, leaf, x, key, sample, sample_next, split_time,
+                          sides, extent, lifetime, rng):
     """Cut the pure ``leaf`` inside its box, which holds ``x`` of another label; return
     the new leaf of ``x``.
 
@@ -72,25 +80,26 @@ def _cut_inside_pure_leaf(tree, leaf, x, key, sample, sample_next, split_time, s
     dimension that lies on ``x``'s side, by which the caller shares the leaf's
     statistics between the two parts (as if its points were spread evenly along it).
     """
+    row = own_box_row(tree, points, leaf)
     for k in range(x.shape[0]):
-        sides[k] = tree.upper[leaf, k] - tree.lower[leaf, k]
+        sides[k] = tree.upper[row, k] - tree.lower[row, k]
     d = choose_proportional(rng, sides, extent)
-    lo = float(tree.lower[leaf, d])
-    hi = float(tree.upper[leaf, d])
+    lo = float(tree.lower[row, d])
+    hi = float(tree.upper[row, d])
     threshold = uniform_between(rng, lo, hi)
-    new_leaf = _link_cut(tree, leaf, x, key, sample, sample_next, split_time, d, threshold,
-                         lifetime, False)
+    new_leaf = _link_cut(tree, points, leaf, x, key, sample, sample_next, split_time, d,
+                         threshold, lifetime, False)
     if x[d] <= threshold:
-        tree.lower[leaf, d] = max(lo, round_down(threshold))
+        tree.lower[row, d] = max(lo, round_down(threshold))
         share = (threshold - lo) / (hi - lo)
     else:
-        tree.upper[leaf, d] = min(hi, round_up(threshold))
+        tree.upper[row, d] = min(hi, round_up(threshold))
         share = (hi - threshold) / (hi - lo)
     return new_leaf, min(max(share, 0.0), 1.0)
 
 
 @kernel
-def _link_cut(tree, node, x, key, sample, sample_next, split_time, d, threshold,
+def _link_cut(tree, points, node, x, key, sample, sample_next, split_time, d, threshold,
               lifetime, use_pausing):
     """Insert above ``node`` a new parent cut at ``threshold`` along ``d`` at
     ``split_time``, with a new leaf for ``x`` on its side; return that leaf."""
@@ -113,10 +122,19 @@ def _link_cut(tree, node, x, key, sample, sample_next, split_time, d, threshold,
     else:
         tree.left[split] = node
         tree.right[split] = leaf
-    for k in range(x.shape[0]):
-        tree.lower[split, k] = min(tree.lower[node, k], round_down(x[k]))
-        tree.upper[split, k] = max(tree.upper[node, k], round_up(x[k]))
-    set_point_box(tree.lower, tree.upper, leaf, x)
+    keeps = sample_next.shape[0] > 0
+    row = take_box_row(tree, split, keeps)
+    below = box_row_of(tree.box_row, points, node)
+    if below >= 0:
+        for k in range(x.shape[0]):
+            tree.lower[row, k] = min(tree.lower[below, k], round_down(x[k]))
+            tree.upper[row, k] = max(tree.upper[below, k], round_up(x[k]))
+    else:  # a leaf of one point: its box is the point's (rounding commutes with min, max)
+        s = tree.leaf_head[node]
+        for k in range(x.shape[0]):
+            tree.lower[row, k] = round_down(min(points[s, k], x[k]))
+            tree.upper[row, k] = round_up(max(points[s, k], x[k]))
+    set_leaf_point_box(tree, leaf, x, keeps, keeps and sample >= 0)
     tree.n_points[split] = tree.n_points[node] + 1
     tree.label[split] = key if tree.label[node] == key else MIXED
     # The new leaf holds one point: a block of zero extent, never cut.
@@ -129,7 +147,7 @@ def _link_cut(tree, node, x, key, sample, sample_next, split_time, d, threshold,
 
 
 @inline_kernel
-def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
+def extend_to_leaf(tree, points, x, key, sample, sample_next, lifetime, use_pausing,
                    split_pure, rng, excess, path):
     """Extend the tree with one point and return where it lands.
 
@@ -137,6 +155,10 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
     ----------
     tree : TreeArrays
         Must have at least one node and room for two more.
+    points : float64 array (n_store, n_features)
+        The sample store's points (the boxes of leaves of one point are theirs). For
+        a tree that keeps no points, an empty array: its box rows are its node ids,
+        read without ``box_row`` (``engine.boxes``).
     x : float64 array (n_features,)
     key : int
         Label key of the point (class index; 0 when labels play no role).
@@ -176,13 +198,15 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
     m = record_path(tree.left, tree.right, tree.feature, tree.threshold,
                     tree.meta[META_ROOT], x, path, path.shape[0])
     # Nodes down to path[holding] have x in their box: no cut, no widening.
-    holding = deepest_holding(tree.lower, tree.upper, x, path, m)
+    holding = deepest_holding(tree.lower, tree.upper, tree.box_row, tree.leaf_head, points,
+                              x, path, m)
     for j in range(m):
         node = path[j]
         is_leaf = tree.left[node] == LEAF
         eta = 0.0
         if j > holding:
-            eta = box_excess(tree.lower, tree.upper, node, x, excess)
+            eta = node_box_excess(tree.lower, tree.upper, tree.box_row, tree.leaf_head,
+                                  points, node, x, excess)
         can_cut = eta > 0.0
         if is_leaf:
             if use_pausing and tree.paused[node]:
@@ -193,7 +217,7 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
             t_parent = parent_time(tree, node)
             split_time = t_parent + exponential(rng, eta)
             if split_time < tree.time[node]:
-                leaf = _insert_split_above(tree, node, x, key, sample, sample_next,
+                leaf = _insert_split_above(tree, points, node, x, key, sample, sample_next,
                                            split_time, excess, eta, lifetime,
                                            use_pausing, rng)
                 return leaf, tree.parent[node], node, 0.0
@@ -202,16 +226,17 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
             # A leaf that absorbed points of one label (split_pure=False) and now
             # holds x of another inside its box: no extension can separate them, so
             # it is cut inside its box (else it would stay one leaf for good).
-            extent = box_extent(tree.lower, tree.upper, node)
+            extent = node_box_extent(tree.lower, tree.upper, tree.box_row, tree.leaf_head,
+                                     points, node)
             split_time = parent_time(tree, node) + exponential(rng, extent)
             if split_time < tree.time[node]:
-                leaf, share = _cut_inside_pure_leaf(tree, node, x, key, sample,
+                leaf, share = _cut_inside_pure_leaf(tree, points, node, x, key, sample,
                                                     sample_next, split_time, excess,
                                                     extent, lifetime, rng)
                 return leaf, tree.parent[node], node, share
         # Count x in node, widening the box if x lies outside.
         if eta > 0.0:
-            widen_box(tree.lower, tree.upper, node, x)
+            widen_box(tree.lower, tree.upper, own_box_row(tree, points, node), x)
         tree.n_points[node] += 1
         label = tree.label[node]
         if label != key and label != MIXED:
@@ -225,11 +250,15 @@ def extend_to_leaf(tree, x, key, sample, sample_next, lifetime, use_pausing,
 
 
 @inline_kernel
-def leaf_must_unpause(tree, leaf, pause_pure, min_samples_split):
-    """True when a paused leaf no longer satisfies the pausing rule."""
+def leaf_must_unpause(tree, points, leaf, pause_pure, min_samples_split):
+    """True when a paused leaf no longer satisfies the pausing rule (``points``: as in
+    ``extend_to_leaf``)."""
     if not tree.paused[leaf]:
         return False
-    extent = box_extent(tree.lower, tree.upper, leaf)
+    if (pause_pure and tree.label[leaf] != MIXED) or tree.n_points[leaf] < min_samples_split:
+        return False  # paused whatever its extent (``should_pause``): not computed
+    extent = node_box_extent(tree.lower, tree.upper, tree.box_row, tree.leaf_head, points,
+                             leaf)
     return not should_pause(tree, leaf, extent, pause_pure, min_samples_split)
 
 
@@ -263,7 +292,7 @@ def regrow_leaf(tree, X, keys, sample_next, leaf, lifetime, pause_pure,
 
 
 @kernel
-def absorb_to_leaf(tree, x, key, path):
+def absorb_to_leaf(tree, points, x, key, path):
     """Take a point into a tree that may not grow: widen boxes down to its leaf.
 
     Used once a tree has reached its node budget (memory-bounded mode): the point
@@ -273,11 +302,13 @@ def absorb_to_leaf(tree, x, key, path):
     """
     m = record_path(tree.left, tree.right, tree.feature, tree.threshold,
                     tree.meta[META_ROOT], x, path, path.shape[0])
-    holding = deepest_holding(tree.lower, tree.upper, x, path, m)  # x in boxes to here
+    # x is in the boxes down to path[holding]
+    holding = deepest_holding(tree.lower, tree.upper, tree.box_row, tree.leaf_head, points,
+                              x, path, m)
     for j in range(m):
         node = path[j]
         if j > holding:
-            widen_box(tree.lower, tree.upper, node, x)
+            widen_box(tree.lower, tree.upper, own_box_row(tree, points, node), x)
         tree.n_points[node] += 1
         if tree.label[node] != key:
             tree.label[node] = MIXED

@@ -9,9 +9,17 @@ from one point is planted by ``plant_root``.
 import numpy as np
 
 from ._jit import inline_kernel, kernel
-from .boxes import round_down, round_up, set_point_box
+from .boxes import round_down, round_up, set_leaf_point_box, take_box_row
 from .random import choose_proportional, exponential, uniform_between
-from .tree import LEAF, META_MAX_LEAF_POINTS, META_N_NODES, META_ROOT, MIXED
+from .tree import (
+    LEAF,
+    META_MAX_LEAF_POINTS,
+    META_N_BOXES,
+    META_N_NODES,
+    META_ROOT,
+    MIXED,
+    POINT_BOX,
+)
 
 
 @inline_kernel
@@ -35,6 +43,7 @@ def new_node(tree, parent):
     tree.label[node] = MIXED
     tree.paused[node] = False
     tree.leaf_head[node] = -1
+    tree.box_row[node] = POINT_BOX  # no box yet: the caller gives it one
     return node
 
 
@@ -46,6 +55,7 @@ def start_root(tree):
     tree.meta[META_N_NODES] = 1
     tree.meta[META_ROOT] = 0
     tree.meta[META_MAX_LEAF_POINTS] = 0
+    tree.meta[META_N_BOXES] = 0
     tree.parent[0] = -1
     tree.left[0] = LEAF
     tree.right[0] = LEAF
@@ -56,6 +66,7 @@ def start_root(tree):
     tree.label[0] = MIXED
     tree.paused[0] = False
     tree.leaf_head[0] = -1
+    tree.box_row[0] = POINT_BOX
 
 
 @inline_kernel
@@ -96,7 +107,8 @@ def plant_root(tree, x, key, lifetime, paused, sample, sample_next):
     """
     root = new_node(tree, -1)
     tree.meta[META_ROOT] = root
-    set_point_box(tree.lower, tree.upper, root, x)
+    keeps = sample_next.shape[0] > 0
+    set_leaf_point_box(tree, root, x, keeps, keeps and sample >= 0)
     tree.n_points[root] = 1
     tree.label[root] = key
     tree.time[root] = lifetime
@@ -118,12 +130,15 @@ def should_pause(tree, node, extent, pause_pure, min_samples_split):
 
 
 @kernel
-def _set_box(tree, X, keys, indices, start, end, node, lower, upper):
+def _set_box(tree, X, keys, indices, start, end, node, lower, upper, keeps_points):
     """Bounding box, point count and common label of ``indices[start:end]``.
 
     The running bounds live in the work buffers ``lower`` and ``upper`` (in cache)
     rather than in the node arrays, and are written once at the end, rounded
     outward; the buffers keep the true bounds, and the extent returned is theirs.
+    A block of one point (or of copies of one point) in a tree that keeps its
+    points (``keeps_points``) becomes a leaf that links them: it takes no box row
+    (``tree.POINT_BOX``).
     """
     n_features = X.shape[1]
     first = indices[start]
@@ -143,9 +158,14 @@ def _set_box(tree, X, keys, indices, start, end, node, lower, upper):
             label = MIXED
     extent = 0.0
     for d in range(n_features):
-        tree.lower[node, d] = round_down(lower[d])
-        tree.upper[node, d] = round_up(upper[d])
         extent += upper[d] - lower[d]
+    row = tree.box_row[node]
+    if row < 0 and not (keeps_points and extent == 0.0):
+        row = take_box_row(tree, node, keeps_points)
+    if row >= 0:
+        for d in range(n_features):
+            tree.lower[row, d] = round_down(lower[d])
+            tree.upper[row, d] = round_up(upper[d])
     tree.n_points[node] = end - start
     tree.label[node] = label
     return extent
@@ -202,6 +222,7 @@ def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, lifeti
     """
     capacity = tree.parent.shape[0]
     n_features = X.shape[1]
+    keeps_points = sample_next.shape[0] > 0
     ranges = np.empty(n_features)
     lower = np.empty(n_features)
     upper = np.empty(n_features)
@@ -212,7 +233,8 @@ def sample_blocks(tree, X, keys, sample_next, indices, stack, stack_size, lifeti
         node = stack[stack_size, 0]
         start = stack[stack_size, 1]
         end = stack[stack_size, 2]
-        extent = _set_box(tree, X, keys, indices, start, end, node, lower, upper)
+        extent = _set_box(tree, X, keys, indices, start, end, node, lower, upper,
+                          keeps_points)
         if use_pausing and should_pause(tree, node, extent, pause_pure, min_samples_split):
             _make_leaf(tree, sample_next, indices, start, end, node, lifetime, True)
             continue
@@ -271,5 +293,6 @@ def close_pending_blocks(tree, X, keys, sample_next, indices, stack, stack_size,
         node = stack[stack_size, 0]
         start = stack[stack_size, 1]
         end = stack[stack_size, 2]
-        _set_box(tree, X, keys, indices, start, end, node, lower, upper)
+        _set_box(tree, X, keys, indices, start, end, node, lower, upper,
+                 sample_next.shape[0] > 0)
         _make_leaf(tree, sample_next, indices, start, end, node, lifetime, True)

@@ -10,7 +10,7 @@ tau_parent(j)``. Under the Mondrian process extended to ``x``, the probability t
 import numpy as np
 
 from ._jit import kernel
-from .boxes import box_excess, deepest_holding, find_leaf, record_path  # noqa: F401
+from .boxes import deepest_holding, find_leaf, node_box_excess, record_path  # noqa: F401
 from .tree import LEAF, META_ROOT
 
 
@@ -32,12 +32,15 @@ def branch_off_probability(delta, eta):
 
 
 @kernel(inline=True)
-def branch_off_path(tree, x, max_depth, nodes, etas, deltas, probs, excess):
+def branch_off_path(tree, points, x, max_depth, nodes, etas, deltas, probs, excess):
     """Walk ``x`` from the root to its leaf, recording the branch-off quantities.
 
     Parameters
     ----------
     tree : TreeArrays
+    points : float64 array (n_store, n_features)
+        The sample store's points, whose boxes are those of the leaves of one point
+        (``engine.boxes``); an empty array for a tree that keeps no points.
     x : float64 array (n_features,)
     max_depth : int
         The walk stops at this depth (the root has depth 0); the last node then
@@ -58,13 +61,15 @@ def branch_off_path(tree, x, max_depth, nodes, etas, deltas, probs, excess):
                     tree.meta[META_ROOT], x, nodes,
                     min(max_depth + 1, nodes.shape[0]))
     # x cannot branch off down to nodes[holding]
-    holding = deepest_holding(tree.lower, tree.upper, x, nodes, m)
+    holding = deepest_holding(tree.lower, tree.upper, tree.box_row, tree.leaf_head, points,
+                              x, nodes, m)
     t_parent = 0.0
     for j in range(m):
         node = nodes[j]
         eta = 0.0
         if j > holding:
-            eta = box_excess(tree.lower, tree.upper, node, x, excess)
+            eta = node_box_excess(tree.lower, tree.upper, tree.box_row, tree.leaf_head,
+                                  points, node, x, excess)
         delta = tree.time[node] - t_parent
         etas[j] = eta
         deltas[j] = delta

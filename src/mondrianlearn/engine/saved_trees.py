@@ -24,7 +24,7 @@ import numpy as np
 from ._jit import kernel
 from .boxes import set_point_box, widen_box
 from .layout import depth_first_order
-from .tree import BOX_DTYPE, LEAF, META_ROOT, TreeState
+from .tree import BOX_DTYPE, LEAF, META_ROOT, TreeState, node_boxes
 
 
 @kernel
@@ -146,11 +146,16 @@ def without_derived(tree, X, point_stats=None, sums=None):
     n = tree.n_nodes
     a = tree.arrays
     fields = {f: getattr(a, f)[:n] for f in a._fields if f != "meta"}
+    for f in ("lower", "upper"):  # rows past the box rows in use were never written
+        fields[f] = fields[f].copy()
+        fields[f][tree.n_boxes:] = 0
     stats = {k: v[:n] for k, v in tree.node_stats.items()}
     boxes = _computed_boxes(tree, order, X)
     left_out = False
-    if boxes is not None and (np.array_equal(boxes[0], fields["lower"])
-                              and np.array_equal(boxes[1], fields["upper"])):
+    if boxes is not None:
+        stored = node_boxes(a, X, n)  # by node (a box row may be a point)
+    if boxes is not None and (np.array_equal(boxes[0], stored[0])
+                              and np.array_equal(boxes[1], stored[1])):
         fields["lower"] = fields["upper"] = np.empty((0, a.lower.shape[1]), dtype=BOX_DTYPE)
         left_out = True
     if sums is not None and stats.get(sums) is not None and stats[sums].ndim == 2:
@@ -186,7 +191,9 @@ def restore_derived(tree, X, point_stats=None, sums=None):
                              "store: the pickle is damaged.")
         lower = np.zeros((capacity, a.lower.shape[1]), dtype=BOX_DTYPE)
         upper = np.zeros((capacity, a.lower.shape[1]), dtype=BOX_DTYPE)
-        lower[:n], upper[:n] = boxes
+        rows = a.box_row[:n]
+        own = rows >= 0  # the others are leaves of one point, whose box is its point's
+        lower[rows[own]], upper[rows[own]] = boxes[0][own], boxes[1][own]
         tree.arrays = a._replace(lower=lower, upper=upper)
     if missing_sums:
         computed = None if order is None else _computed_sums(tree, order, point_stats)

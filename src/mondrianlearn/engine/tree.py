@@ -52,7 +52,13 @@ BOX_DTYPE = np.float32
 META_N_NODES = 0
 META_ROOT = 1
 META_MAX_LEAF_POINTS = 2
-META_SIZE = 3
+META_N_BOXES = 3
+META_SIZE = 4
+
+POINT_BOX = -1
+"""``box_row`` of a leaf whose points are all one point (in a tree that keeps its
+points): its box is that point's, rounded outward, read from the sample store
+(``points[leaf_head[node]]``) instead of a row of the box arrays."""
 
 
 class TreeArrays(NamedTuple):
@@ -70,8 +76,10 @@ class TreeArrays(NamedTuple):
         Split time ``tau`` of internal nodes; at a leaf, the lifetime (``inf`` by
         default), i.e. the block was not cut before the end of the process.
     lower, upper : float32 arrays of shape (capacity, n_features)
-        Bounding box of the training points in the node, rounded outward to float32
-        (see ``engine.boxes``).
+        Boxes, by box row (``box_row``): the bounding box of the training points of
+        a node, rounded outward to float32 (see ``engine.boxes``). Rows are handed
+        out in order (``meta[META_N_BOXES]`` so far); the rows past them are never
+        written.
     n_points : int64 array
         Number of training points that reached the node (unweighted).
     label : int64 array
@@ -83,7 +91,16 @@ class TreeArrays(NamedTuple):
         First sample id of a leaf's linked list of points (``-1`` when empty); the
         list continues in the tree's ``sample_next`` array.
     meta : int64 array of shape (META_SIZE,)
-        ``[n_nodes, root, largest number of points in a paused leaf]``.
+        ``[n_nodes, root, largest number of points in a paused leaf, box rows
+        handed out]``.
+    box_row : int32 array
+        The row of each node's box in ``lower`` and ``upper``, or
+        :data:`POINT_BOX` for a leaf whose box is its one point's (trees that keep
+        their points: a third of the nodes of a Mondrian forest are such leaves, and
+        their boxes would be most of its memory after the points themselves). A
+        node takes at most one row in its life, so rows never outnumber nodes. In a
+        tree that keeps no points (AMF, the kernel's partitions) a node's row is its
+        id (``engine.boxes``).
     """
 
     parent: np.ndarray
@@ -99,6 +116,7 @@ class TreeArrays(NamedTuple):
     paused: np.ndarray
     leaf_head: np.ndarray
     meta: np.ndarray
+    box_row: np.ndarray = None  # None only in trees pickled before it (TreeState)
 
 
 def empty_tree(n_features, capacity=16):
@@ -118,6 +136,7 @@ def empty_tree(n_features, capacity=16):
         paused=np.zeros(capacity, dtype=np.bool_),
         leaf_head=np.full(capacity, -1, dtype=ID_DTYPE),
         meta=np.zeros(META_SIZE, dtype=np.int64),
+        box_row=np.full(capacity, POINT_BOX, dtype=ID_DTYPE),
     )
 
 
@@ -131,12 +150,16 @@ def borrowed_tree(tree):
         lower=borrowed(tree.lower), upper=borrowed(tree.upper),
         n_points=borrowed(tree.n_points), label=borrowed(tree.label),
         paused=borrowed(tree.paused), leaf_head=borrowed(tree.leaf_head),
-        meta=borrowed(tree.meta),
+        meta=borrowed(tree.meta), box_row=borrowed(tree.box_row),
     )
 
 
 _LINKS = ("parent", "left", "right")
 _ID_FIELDS = _LINKS + ("feature", "leaf_head")
+NODE_FIELDS = tuple(f for f in TreeArrays._fields if f != "meta")
+"""The fields of :class:`TreeArrays` with a row per node (or per box row)."""
+BOX_FIELDS = ("lower", "upper")
+"""The fields indexed by box row (``box_row``), not by node."""
 
 
 def _resize_rows(array, capacity, fill, order=None):
@@ -194,16 +217,34 @@ def resize_fields(fields, capacity, order=None, zero=False):
     """
     meta = fields["meta"].copy()
     n_nodes = int(meta[META_N_NODES])
-    new_id = None
+    n_boxes = int(meta[META_N_BOXES])
+    new_id = box_order = new_rows = None
     if order is not None:
         new_id = renumbered_ids(order, max(n_nodes, 1))
         meta[META_ROOT] = new_id[meta[META_ROOT]]
-    for name in TreeArrays._fields[:-1]:  # meta: no node
+        box_order, new_rows = _box_order(fields["box_row"], order)
+    for name in NODE_FIELDS:
         out = _new_rows(fields[name], capacity, zero)
-        _copy_rows(fields[name], out, order, n_nodes, new_id if name in _LINKS else None)
+        if name in BOX_FIELDS:
+            _copy_rows(fields[name], out, box_order, n_boxes)
+        elif name == "box_row" and order is not None:
+            out[: new_rows.shape[0]] = new_rows
+        else:
+            _copy_rows(fields[name], out, order, n_nodes, new_id if name in _LINKS else None)
         fields[name] = out
     fields["meta"] = meta
     return fields
+
+
+def _box_order(box_row, order):
+    """For nodes renumbered by ``order``: the old box rows in the new order of their
+    nodes (boxes follow their nodes, for the locality of depth-first paths), and
+    the nodes' new rows."""
+    rows = box_row[order]
+    has = rows >= 0
+    new_rows = np.full(order.shape[0], POINT_BOX, dtype=ID_DTYPE)
+    new_rows[has] = np.arange(int(np.count_nonzero(has)), dtype=ID_DTYPE)
+    return rows[has].astype(np.int64), new_rows
 
 
 def resize_tree(tree, capacity, order=None):
@@ -238,7 +279,15 @@ _STAMPS = itertools.count(1)
 """Source of ``TreeState.stamp`` values (see there)."""
 
 LAST_STAMP = [0]
-"""The latest stamp given to a tree: unchanged means no tree changed its arrays."""
+"""The latest stamp given to a tree (or to a sample store's points): unchanged means
+no tree changed its arrays."""
+
+
+def new_stamp():
+    """A new stamp, recorded as the latest (:data:`LAST_STAMP`)."""
+    stamp = next(_STAMPS)
+    LAST_STAMP[0] = stamp
+    return stamp
 
 
 class NodeStats(dict):
@@ -302,9 +351,7 @@ class TreeState:
             self._new_stamp()
 
     def _new_stamp(self):
-        stamp = next(_STAMPS)
-        object.__setattr__(self, "stamp", stamp)
-        LAST_STAMP[0] = stamp
+        object.__setattr__(self, "stamp", new_stamp())
 
     @property
     def capacity(self):
@@ -315,9 +362,14 @@ class TreeState:
         return int(self.arrays.meta[META_N_NODES])
 
     @property
+    def n_boxes(self):
+        """Box rows in use (``TreeArrays.box_row``)."""
+        return int(self.arrays.meta[META_N_BOXES])
+
+    @property
     def row_nbytes(self):
         """Bytes of one node in the node arrays and the model's per-node arrays."""
-        arrays = list(self.arrays[:-1]) + list(self.node_stats.values())  # meta: no node
+        arrays = [getattr(self.arrays, f) for f in NODE_FIELDS] + list(self.node_stats.values())
         return sum(a.itemsize * math.prod(a.shape[1:]) for a in arrays)
 
     def reserve(self, needed, limit=None, renumber=False, factor=GROWTH_FACTOR,
@@ -389,10 +441,11 @@ class TreeState:
         # to them needs room for one array more, not for a second tree).
         self.arrays = None
         names = list(fields)
+        n_boxes = int(meta[META_N_BOXES])
         for k, name in enumerate(names + list(self.node_stats)):
             if k < len(names):
                 fields[name] = out[k]
-                rows = n
+                rows = n_boxes if name in BOX_FIELDS else n
             else:
                 self.node_stats[name] = out[k]
                 rows = min(capacity, len(arrays[k]))
@@ -473,6 +526,12 @@ class TreeState:
         state = dict(state)
         node_stats = state.pop("node_stats", {})
         arrays = state.get("arrays")
+        if arrays is not None and arrays.box_row is None:  # saved before box rows
+            meta = np.zeros(META_SIZE, dtype=np.int64)
+            meta[: arrays.meta.shape[0]] = arrays.meta
+            meta[META_N_BOXES] = meta[META_N_NODES]  # every node its own row
+            arrays = state["arrays"] = arrays._replace(
+                meta=meta, box_row=np.arange(arrays.parent.shape[0], dtype=ID_DTYPE))
         if arrays is not None and arrays.lower.dtype != BOX_DTYPE:  # saved before format 6
             state["arrays"] = arrays._replace(
                 lower=rounded_down(arrays.lower), upper=rounded_up(arrays.upper),
@@ -510,6 +569,51 @@ def rounded_up(values):
     return out
 
 
+def used_rows(arrays):
+    """The fields of a tree's ``arrays`` cut to the rows in use, by name (views): the
+    nodes' rows, the box rows handed out for the boxes (:data:`BOX_FIELDS`), ``meta``
+    whole. The rows past them hold nothing (they may never have been written)."""
+    n, b = int(arrays.meta[META_N_NODES]), int(arrays.meta[META_N_BOXES])
+    return {f: a if f == "meta" else a[:b] if f in BOX_FIELDS else a[:n]
+            for f, a in arrays._asdict().items()}
+
+
+def node_boxes(arrays, points, n=None):
+    """The boxes of the first ``n`` nodes (all by default) of a tree's ``arrays``, by
+    node: new arrays ``(lower, upper)`` of shape ``(n, n_features)``, with the boxes
+    of the leaves of one point taken from their points (``points``, the sample
+    store's ``X``; see :data:`POINT_BOX`)."""
+    n = int(arrays.meta[META_N_NODES]) if n is None else int(n)
+    rows = arrays.box_row[:n]
+    own = rows >= 0
+    lower = np.empty((n, arrays.lower.shape[1]), dtype=BOX_DTYPE)
+    upper = np.empty_like(lower)
+    lower[own] = arrays.lower[rows[own]]
+    upper[own] = arrays.upper[rows[own]]
+    if not own.all():
+        at = points[arrays.leaf_head[:n][~own]]
+        lower[~own] = rounded_down(at)
+        upper[~own] = rounded_up(at)
+    return lower, upper
+
+
+def own_point_boxes(arrays, points):
+    """Give every leaf of one point of a tree (``arrays``) a box row holding its box,
+    before the tree stops keeping its points (``points``: the sample store's ``X``).
+    Returns how many took a row."""
+    n = int(arrays.meta[META_N_NODES])
+    leaves = np.flatnonzero(arrays.box_row[:n] < 0)
+    if leaves.shape[0]:
+        first = int(arrays.meta[META_N_BOXES])
+        rows = np.arange(first, first + leaves.shape[0])
+        at = points[arrays.leaf_head[leaves]]
+        arrays.lower[rows] = rounded_down(at)
+        arrays.upper[rows] = rounded_up(at)
+        arrays.box_row[leaves] = rows
+        arrays.meta[META_N_BOXES] = first + leaves.shape[0]
+    return leaves.shape[0]
+
+
 class SampleStore:
     """Points seen so far, shared by all trees of a forest (never copied per tree).
 
@@ -523,6 +627,23 @@ class SampleStore:
         self.keys = np.empty(16, dtype=np.int64)
         self.stats = np.zeros((16, n_stats), dtype=np.float64)
         self.n = 0
+
+    @property
+    def X(self):
+        """The stored points (rows past ``n`` are room)."""
+        return self._X
+
+    @X.setter
+    def X(self, points):
+        # Leaves of one point read their boxes here (``engine.boxes``): a compiled
+        # call prepared with the old array (``utils.fast_path``) is made again.
+        self._X = points
+        new_stamp()
+
+    def __setstate__(self, state):
+        if "X" in state:  # saved before the points were a property
+            state["_X"] = state.pop("X")
+        self.__dict__.update(state)
 
     def reserve(self, needed):
         """Make room for ``needed`` points (doubling the capacity at least).

@@ -22,7 +22,7 @@ from ._jit import array_at, inline_kernel, kernel
 from .tree import BOX_DTYPE, ID_DTYPE, LAST_STAMP, META_N_NODES, META_ROOT, META_SIZE, TreeArrays
 
 N_TREE_FIELDS = len(TreeArrays._fields)
-"""Columns 0 to 12: the node arrays, in the order of ``TreeArrays``."""
+"""Columns 0 to 13: the node arrays, in the order of ``TreeArrays``."""
 COLUMN_RNG = N_TREE_FIELDS
 COLUMN_SAMPLE_NEXT = N_TREE_FIELDS + 1
 COLUMN_SAMPLE_MULT = N_TREE_FIELDS + 2
@@ -202,6 +202,7 @@ def tree_at(addresses, sizes, t, n_features):
         paused=array_at(a[10], n, np.bool_),
         leaf_head=array_at(a[11], n, ID_DTYPE),
         meta=array_at(a[12], META_SIZE, np.int64),
+        box_row=array_at(a[13], n, ID_DTYPE),
     )
 
 

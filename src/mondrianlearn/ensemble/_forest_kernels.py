@@ -107,8 +107,8 @@ def _first_argmax(row):
 
 
 @kernel
-def vote_forest(addresses, sizes, X, n_classes, gamma, weights, hard, out, part, nodes,
-                reals, classes, excess):
+def vote_forest(addresses, sizes, X, points, n_classes, gamma, weights, hard, out, part,
+                nodes, reals, classes, excess):
     """Add the weighted vote of every tree that has seen a point and has a positive
     weight to ``out``, in tree order: ``weights[t]`` at the tree's most probable class
     (``hard``), or times its probabilities. Returns 1, or 0 if ``X`` is not finite,
@@ -129,8 +129,9 @@ def vote_forest(addresses, sizes, X, n_classes, gamma, weights, hard, out, part,
         for i in range(n_rows):  # a scalar loop compiles faster
             for k in range(rows.shape[1]):
                 rows[i, k] = 0.0
-        _proba_rows(tree, float_matrix_at(addresses, t, COLUMN_STATS, sizes[t, SIZE_NODES],
-                                          n_classes),
+        _proba_rows(tree, points,
+                    float_matrix_at(addresses, t, COLUMN_STATS, sizes[t, SIZE_NODES],
+                                    n_classes),
                     X, gamma, UNBOUNDED, 1.0, rows, nodes, reals, classes, excess)
         for i in range(n_rows):
             if hard:

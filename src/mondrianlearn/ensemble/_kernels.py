@@ -77,7 +77,7 @@ def boost_rows(tree, X, keys, point_stats, stats, sample_next, sample_mult, samp
         if tree.meta[META_N_NODES] > 0:
             for k in range(proba.shape[0]):  # a scalar loop compiles faster
                 proba[k] = 0.0
-            predict_proba_point(tree, stats, X[s], gamma, UNBOUNDED, 1.0, proba, nodes,
+            predict_proba_point(tree, X, stats, X[s], gamma, UNBOUNDED, 1.0, proba, nodes,
                                 reals, classes, excess)
             correct = np.argmax(proba) == keys[s]
         if correct:

@@ -255,7 +255,7 @@ class MondrianBoostingClassifier(BaseMondrianForestClassifier):
             return None
         n_classes = len(self.classes_)
         out = np.zeros((X.shape[0], n_classes))
-        args = (table.addresses, table.sizes, X, n_classes, self._gamma(),
+        args = (table.addresses, table.sizes, X, self._store.X, n_classes, self._gamma(),
                 self._vote_weights(), self.voting == "hard", out)
         work = self._fast_scratch.work
         for _ in range(2):
@@ -285,8 +285,8 @@ class MondrianBoostingClassifier(BaseMondrianForestClassifier):
             part = np.zeros((X.shape[0], n_classes))
             if tree.n_nodes == 0 or w <= 0:
                 return part
-            predict_proba_tree(tree.arrays, tree.node_stats["stats"], X, gamma, UNBOUNDED,
-                               1.0, part)
+            predict_proba_tree(tree.arrays, self._store.X, tree.node_stats["stats"], X,
+                               gamma, UNBOUNDED, 1.0, part)
             if self.voting == "hard":
                 votes = np.zeros_like(part)
                 votes[np.arange(X.shape[0]), np.argmax(part, axis=1)] = 1.0

@@ -171,7 +171,7 @@ def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
     so that it can first make room).
     """
     leaf, new_parent, sibling, _ = extend_to_leaf(
-        tree, X[s], keys[s], s, sample_next, lifetime, use_pausing, True, rng, excess,
+        tree, X, X[s], keys[s], s, sample_next, lifetime, use_pausing, True, rng, excess,
         path)
     if new_parent >= 0:
         # Scalar loops: a row copy compiles numba's shape-mismatch error (seconds).
@@ -180,7 +180,7 @@ def add_point(tree, X, keys, point_stats, stats, sample_next, sample_mult, s,
             stats[leaf, k] = 0.0
     _add_along_walk(stats, point_stats, s, keys[s], multiplicity, leaf, new_parent, sibling,
                     path, one_hot)
-    must_regrow = use_pausing and leaf_must_unpause(tree, leaf, pause_pure,
+    must_regrow = use_pausing and leaf_must_unpause(tree, X, leaf, pause_pure,
                                                     min_samples_split)
     return leaf, must_regrow
 
@@ -226,7 +226,7 @@ def _extend_points(tree, X, keys, point_stats, stats, sample_next, sample_mult,
                 continue
             multiplicity = np.float64(k)
         if full:
-            leaf = absorb_to_leaf(tree, X[s], keys[s], path)
+            leaf = absorb_to_leaf(tree, X, X[s], keys[s], path)
             _add_along_path(tree, stats, point_stats, s, keys[s], multiplicity, leaf, one_hot)
             continue
         leaf, must_regrow = add_point(tree, X, keys, point_stats, stats, sample_next,

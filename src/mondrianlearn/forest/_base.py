@@ -36,6 +36,7 @@ from ..engine.tree import (
     UNBOUNDED,
     SampleStore,
     TreeState,
+    own_point_boxes,
 )
 from ..engine.tree_table import NO_RANGE, one_tree_table
 from ..utils.drift_param import DriftMixin, drift_module
@@ -233,7 +234,10 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         bootstrap = self._bootstrap()
         if max_nodes < UNBOUNDED and all(t.n_nodes + 2 > max_nodes for t in self.trees_):
             # Every tree is full: no paused leaf will be re-sampled again, so the
-            # points are no longer needed (memory stays bounded).
+            # points are no longer needed (memory stays bounded). Leaves of one point
+            # take their boxes from their points first.
+            for tree in self.trees_:
+                own_point_boxes(tree.arrays, store.X)
             store.clear()
             for tree in self.trees_:
                 tree.sample_next = tree.sample_next[:0]

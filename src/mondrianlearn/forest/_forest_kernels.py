@@ -181,15 +181,16 @@ def _largest_tree(sizes):
 
 
 @kernel
-def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, gamma, max_depth,
-                         scale, out, nodes, reals, classes, excess, checked):
+def predict_proba_forest(addresses, sizes, X, units, scaled, points, n_classes, gamma,
+                         max_depth, scale, out, nodes, reals, classes, excess, checked):
     """Add the probabilities of every tree that has seen a point to ``out``, each
     tree's part (weighted by ``scale``, or by one over the number of such trees when
     ``scale`` is 0) summed first; the rows are ``X`` in ``units`` (put into
     ``scaled``; none when ``units`` has no column). Returns 1, or 0 if the rows are
     not finite, or -1 if a tree does not fit the work arrays. With ``checked``, the
     caller has checked the rows (the full path: its rows in units may hold an
-    infinity, far outside every box, which it predicts).
+    infinity, far outside every box, which it predicts). ``points``: the sample
+    store's points, whose boxes are those of the leaves of one point.
 
     The only prediction kernel of ``MondrianForestClassifier``: its full path runs
     it on a table of one tree at a time, with ``scale`` one over its trained trees
@@ -220,14 +221,14 @@ def predict_proba_forest(addresses, sizes, X, units, scaled, n_classes, gamma, m
         return 1
     if scale == 0.0:
         scale = 1.0 / trained
-    _proba_trees(addresses, sizes, X, n_classes, gamma, max_depth, scale, out, nodes, reals,
-                 classes, excess)
+    _proba_trees(addresses, sizes, X, points, n_classes, gamma, max_depth, scale, out, nodes,
+                 reals, classes, excess)
     return 1
 
 
 @kernel(allocates=True)
-def _proba_trees(addresses, sizes, X, n_classes, gamma, max_depth, scale, out, nodes, reals,
-                 classes, excess):
+def _proba_trees(addresses, sizes, X, points, n_classes, gamma, max_depth, scale, out, nodes,
+                 reals, classes, excess):
     """The loop of ``predict_proba_forest`` over the trees (checked rows in units)."""
     n_features = X.shape[1]
     part = np.empty(out.shape)
@@ -238,8 +239,9 @@ def _proba_trees(addresses, sizes, X, n_classes, gamma, max_depth, scale, out, n
         for i in range(part.shape[0]):
             for k in range(part.shape[1]):
                 part[i, k] = 0.0
-        _proba_rows(tree, float_matrix_at(addresses, t, COLUMN_STATS, sizes[t, SIZE_NODES],
-                                          n_classes),
+        _proba_rows(tree, points,
+                    float_matrix_at(addresses, t, COLUMN_STATS, sizes[t, SIZE_NODES],
+                                    n_classes),
                     X, gamma, max_depth, scale, part, nodes, reals, classes, excess)
         for i in range(out.shape[0]):
             for k in range(out.shape[1]):
@@ -247,8 +249,8 @@ def _proba_trees(addresses, sizes, X, n_classes, gamma, max_depth, scale, out, n
 
 
 @kernel(allocates=True)
-def predict_mean_forest(addresses, sizes, X, units, scaled, max_depth, mean, per_tree, nodes,
-                        reals, excess):
+def predict_mean_forest(addresses, sizes, X, units, scaled, points, max_depth, mean, per_tree,
+                        nodes, reals, excess):
     """Sum over the trees that have seen a point of their predictive means
     (``predict_moments_tree`` per tree, without the second moment; the rows read in
     ``units`` as in ``predict_proba_forest``); returns the number of such trees, or
@@ -271,7 +273,8 @@ def predict_mean_forest(addresses, sizes, X, units, scaled, max_depth, mean, per
         if tree.meta[META_N_NODES] == 0:
             continue
         trained += 1
-        _moments_rows(tree, float_matrix_at(addresses, t, COLUMN_STATS, sizes[t, SIZE_NODES], 3),
+        _moments_rows(tree, points,
+                      float_matrix_at(addresses, t, COLUMN_STATS, sizes[t, SIZE_NODES], 3),
                       _NO_VARIANCES, X, max_depth, m, m, m,
                       (nodes, reals[0], reals[1], reals[2], excess))
         for i in range(mean.shape[0]):

@@ -199,7 +199,7 @@ def path_buffers(tree, n_classes):
 
 
 @kernel(inline=True)
-def predict_proba_point(tree, counts, x, gamma, max_depth, scale, out, nodes, reals,
+def predict_proba_point(tree, points, counts, x, gamma, max_depth, scale, out, nodes, reals,
                         classes, excess):
     """Add ``scale`` times the class probabilities of one tree at ``x`` to ``out``.
 
@@ -216,7 +216,7 @@ def predict_proba_point(tree, counts, x, gamma, max_depth, scale, out, nodes, re
     probs = reals[2]
     ikn = classes[0]
     posterior = classes[2]
-    length = branch_off_path(tree, x, max_depth, nodes, etas, deltas, probs, excess)
+    length = branch_off_path(tree, points, x, max_depth, nodes, etas, deltas, probs, excess)
     for k in range(n_classes):
         posterior[k] = 1.0 / n_classes
     stay = scale
@@ -239,15 +239,15 @@ def predict_proba_point(tree, counts, x, gamma, max_depth, scale, out, nodes, re
 
 
 @kernel(allocates=True)
-def predict_proba_tree(tree, counts, X, gamma, max_depth, scale, out):
+def predict_proba_tree(tree, points, counts, X, gamma, max_depth, scale, out):
     """Add ``scale`` times the class probabilities of one tree to ``out`` (all rows)."""
     nodes, reals, classes = path_buffers(tree, counts.shape[1])
-    _proba_rows(tree, counts, X, gamma, max_depth, scale, out, nodes, reals, classes,
+    _proba_rows(tree, points, counts, X, gamma, max_depth, scale, out, nodes, reals, classes,
                 np.empty(X.shape[1]))
 
 
 @kernel(inline=True)
-def _proba_rows(tree, counts, X, gamma, max_depth, scale, out, nodes, reals, classes,
+def _proba_rows(tree, points, counts, X, gamma, max_depth, scale, out, nodes, reals, classes,
                 excess):
     """The loop of ``predict_proba_tree`` over borrowed arrays (see
     ``engine._jit.borrowed``)."""
@@ -256,12 +256,12 @@ def _proba_rows(tree, counts, X, gamma, max_depth, scale, out, nodes, reals, cla
     nodes, reals, classes = borrowed(nodes), borrowed(reals), borrowed(classes)
     excess = borrowed(excess)
     for i in range(X.shape[0]):
-        predict_proba_point(tree, counts, X[i], gamma, max_depth, scale, out[i], nodes,
+        predict_proba_point(tree, points, counts, X[i], gamma, max_depth, scale, out[i], nodes,
                             reals, classes, excess)
 
 
 @kernel(allocates=True)
-def predict_moments_tree(tree, stats, variances, X, max_depth, out_mean, out_within,
+def predict_moments_tree(tree, points, stats, variances, X, max_depth, out_mean, out_within,
                          out_spread):
     """Predictive mean and the two parts of the variance of one tree.
 
@@ -277,7 +277,7 @@ def predict_moments_tree(tree, stats, variances, X, max_depth, out_mean, out_wit
     ``variances`` empty only the mean is computed (``out_within`` and
     ``out_spread`` are left as they are).
     """
-    _moments_rows(tree, stats, variances, X, max_depth, out_mean, out_within,
+    _moments_rows(tree, points, stats, variances, X, max_depth, out_mean, out_within,
                   out_spread, _path_work_space(tree, X))
 
 
@@ -299,7 +299,7 @@ def _borrowed_path_work(work):
 
 
 @kernel
-def _moments_rows(tree, stats, variances, X, max_depth, out_mean, out_within, out_spread,
+def _moments_rows(tree, points, stats, variances, X, max_depth, out_mean, out_within, out_spread,
                   work):
     """The loop of ``predict_moments_tree`` over borrowed arrays."""
     tree = borrowed_tree(tree)
@@ -309,7 +309,7 @@ def _moments_rows(tree, stats, variances, X, max_depth, out_mean, out_within, ou
     nodes, etas, deltas, probs, excess = _borrowed_path_work(work)
     with_variance = variances.shape[0] > 0
     for i in range(X.shape[0]):
-        length = branch_off_path(tree, X[i], max_depth, nodes, etas, deltas, probs,
+        length = branch_off_path(tree, points, X[i], max_depth, nodes, etas, deltas, probs,
                                  excess)
         stay = 1.0
         mean = 0.0
@@ -426,23 +426,24 @@ def node_moments(stats, node):
 
 
 @kernel(allocates=True)
-def path_weights_tree(tree, X, max_depth, indptr, indices, weights):
+def path_weights_tree(tree, points, X, max_depth, indptr, indices, weights):
     """Branch-off weights of every node on each path, as CSR rows.
 
     ``indptr`` must already hold the row offsets (path lengths, from ``path_lengths``).
     """
-    _weights_rows(tree, X, max_depth, indptr, indices, weights, _path_work_space(tree, X))
+    _weights_rows(tree, points, X, max_depth, indptr, indices, weights,
+                  _path_work_space(tree, X))
 
 
 @kernel
-def _weights_rows(tree, X, max_depth, indptr, indices, weights, work):
+def _weights_rows(tree, points, X, max_depth, indptr, indices, weights, work):
     """The loop of ``path_weights_tree`` over borrowed arrays."""
     tree = borrowed_tree(tree)
     X, indptr = borrowed(X), borrowed(indptr)
     indices, weights = borrowed(indices), borrowed(weights)
     nodes, etas, deltas, probs, excess = _borrowed_path_work(work)
     for i in range(X.shape[0]):
-        length = branch_off_path(tree, X[i], max_depth, nodes, etas, deltas, probs,
+        length = branch_off_path(tree, points, X[i], max_depth, nodes, etas, deltas, probs,
                                  excess)
         stay = 1.0
         pos = indptr[i]

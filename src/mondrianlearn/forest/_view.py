@@ -66,15 +66,18 @@ class MondrianTreeView:
     max_depth: int
 
     @classmethod
-    def from_state(cls, tree, value, posterior=None, units=None):
+    def from_state(cls, tree, value, posterior=None, units=None, points=None):
         """The view of a :class:`~mondrianlearn.engine.tree.TreeState`; ``units``
         (the model's ``_units``, or None) map its coordinates back to the units of
-        ``X`` (``utils.feature_scale.raw_coordinates``)."""
+        ``X`` (``utils.feature_scale.raw_coordinates``); ``points``: the model's
+        sample store's points (the boxes of its leaves of one point)."""
+        from ..engine.tree import node_boxes
         from ..utils.feature_scale import raw_coordinates
 
         a = tree.arrays
         n = tree.n_nodes
-        lower, upper, threshold = raw_coordinates(a.lower[:n], a.upper[:n], a.threshold[:n],
+        lower, upper = node_boxes(a, points, n)
+        lower, upper, threshold = raw_coordinates(lower, upper, a.threshold[:n],
                                                   a.feature[:n], units)
         return cls(
             node_count=n,

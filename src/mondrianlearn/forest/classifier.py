@@ -179,7 +179,7 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
         scaled = self._fast_scaled(n_rows, n_features) if units.shape[1] else X
         out = np.zeros((n_rows, n_classes))
         gamma, max_depth = self._gamma(), self._max_depth_value()  # gamma: features may be added
-        head = (n_classes, gamma, max_depth, 0.0)
+        head = (state["_store"].X, n_classes, gamma, max_depth, 0.0)
         tail = (*self._predict_work(n_features, n_classes), False)
         status = predict_proba_forest(table.addresses, table.sizes, X, units, scaled, *head,
                                       out, *tail)
@@ -213,9 +213,9 @@ class MondrianForestClassifier(BaseMondrianForestClassifier):
                 table = one_tree_table(tree, ("stats",))
                 n = tree.capacity + 1
                 status = predict_proba_forest(
-                    table.addresses, table.sizes, Xc, NO_UNITS, Xc, n_classes, gamma,
-                    max_depth, scale, part, np.empty(n, dtype=np.int64), np.empty((3, n)),
-                    np.empty((3, n_classes)), np.empty(Xc.shape[1]), True)
+                    table.addresses, table.sizes, Xc, NO_UNITS, Xc, self._store.X, n_classes,
+                    gamma, max_depth, scale, part, np.empty(n, dtype=np.int64),
+                    np.empty((3, n)), np.empty((3, n_classes)), np.empty(Xc.shape[1]), True)
                 if status != 1:
                     raise RuntimeError("a Mondrian tree could not predict (internal error)")
                 return part
@@ -281,4 +281,5 @@ class MondrianTreeClassifier(MondrianForestClassifier):
         tree = self.trees_[0]
         return MondrianTreeView.from_state(tree, value=tree.node_stats["stats"],
                                            posterior=self.node_posteriors(0),
-                                           units=self.__dict__.get("_units"))
+                                           units=self.__dict__.get("_units"),
+                                           points=self._store.X)

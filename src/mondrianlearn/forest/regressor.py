@@ -345,8 +345,8 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
                         else np.full((table.addresses.shape[0], X.shape[0]), np.nan))
             nodes, reals, _, excess = self._predict_work(X.shape[1], 0, fresh)
             trained = predict_mean_forest(table.addresses, table.sizes, X, units, scaled,
-                                          self._max_depth_value(), mean, per_tree, nodes,
-                                          reals, excess)
+                                          self._store.X, self._max_depth_value(), mean,
+                                          per_tree, nodes, reals, excess)
             if trained != -2:  # -2: a tree outgrew the work arrays
                 break
         if trained < 0:
@@ -433,8 +433,8 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
                 m = np.empty(Xc.shape[0])
                 within = np.empty(Xc.shape[0])
                 spread = np.empty(Xc.shape[0])
-                predict_moments_tree(tree.arrays, tree.node_stats["stats"], node_var, Xc,
-                                     max_depth, m, within, spread)
+                predict_moments_tree(tree.arrays, self._store.X, tree.node_stats["stats"],
+                                     node_var, Xc, max_depth, m, within, spread)
                 if node_var.shape[0] == 0:
                     return m, None, None
                 capped = np.minimum(within, bound)
@@ -502,7 +502,8 @@ class MondrianForestRegressor(ForestRegressorMixin, BaseMondrianForest):
             np.cumsum(lengths, out=indptr[1:])
             indices = np.empty(indptr[-1], dtype=np.int64)
             weights = np.empty(indptr[-1])
-            path_weights_tree(tree.arrays, X, max_depth, indptr, indices, weights)
+            path_weights_tree(tree.arrays, self._store.X, X, max_depth, indptr, indices,
+                              weights)
             return sp.csr_matrix((weights, indices, indptr), shape=(X.shape[0], tree.n_nodes))
 
         blocks = map_trees(one, self.trees_, self.n_jobs)
@@ -598,4 +599,5 @@ class MondrianTreeRegressor(MondrianForestRegressor):
 
         return MondrianTreeView.from_state(self.trees_[0],
                                            value=self.node_means_and_variances(0),
-                                           units=self.__dict__.get("_units"))
+                                           units=self.__dict__.get("_units"),
+                                           points=self._store.X)

@@ -23,6 +23,7 @@ from ..engine.tree import (
     ID_DTYPE,
     LEAF,
     META_MAX_LEAF_POINTS,
+    META_N_BOXES,
     META_N_NODES,
     META_ROOT,
     TreeState,
@@ -53,8 +54,9 @@ def extend_rows(tree, X, start, lifetime, rng, leaves, excess, path, no_samples)
     for i in range(start, X.shape[0]):
         if tree.meta[META_N_NODES] + 2 > capacity:
             return i
-        leaf = extend_to_leaf(
-            tree, X[i], 0, -1, no_samples, lifetime, False, True, rng, excess, path)[0]
+        leaf = extend_to_leaf(  # a partition keeps no points: box rows are node ids
+            tree, X[:0], X[i], 0, -1, no_samples, lifetime, False, True, rng, excess,
+            path)[0]
         leaves[i] = leaf
     return X.shape[0]
 
@@ -87,9 +89,11 @@ def copy_pruned(tree, lifetime, out, old_to_new):
                 out.left[out.parent[new]] = new
             else:
                 out.right[out.parent[new]] = new
+        row = tree.box_row[node]  # a partition keeps no points: every node has a row
         for d in range(n_features):
-            out.lower[new, d] = tree.lower[node, d]
-            out.upper[new, d] = tree.upper[node, d]
+            out.lower[new, d] = tree.lower[row, d]
+            out.upper[new, d] = tree.upper[row, d]
+        out.box_row[new] = new
         out.n_points[new] = tree.n_points[node]
         out.label[new] = tree.label[node]
         out.paused[new] = False
@@ -110,6 +114,7 @@ def copy_pruned(tree, lifetime, out, old_to_new):
     out.meta[META_N_NODES] = count
     out.meta[META_ROOT] = 0
     out.meta[META_MAX_LEAF_POINTS] = 0
+    out.meta[META_N_BOXES] = count
     return count
 
 

@@ -319,12 +319,14 @@ def rows_in_units(X, units, follow, feature_range, scaled):
 
 
 @kernel
-def rescale_boxes(lower, upper, threshold, feature, n_nodes, factors, shifts):
-    """Map dimension ``d`` of the first ``n_nodes`` boxes, and the thresholds of the
-    cuts along ``d``, by ``v * factors[d] + shifts[d]`` (boxes rounded outward
-    again). Exact for the powers of two that units change by, with no shift; a
-    shift (a new origin, see :class:`FeatureScaleMixin`) rounds thresholds to the
-    nearest float64 and keeps every box around its points.
+def rescale_boxes(lower, upper, n_boxes, threshold, feature, n_nodes, factors, shifts):
+    """Map dimension ``d`` of the first ``n_boxes`` box rows, and the thresholds of
+    the cuts along ``d`` of the first ``n_nodes`` nodes, by ``v * factors[d] +
+    shifts[d]`` (boxes rounded outward again; the boxes of leaves of one point are
+    their points', which the caller moves in the sample store). Exact for the powers
+    of two that units change by, with no shift; a shift (a new origin, see
+    :class:`FeatureScaleMixin`) rounds thresholds to the nearest float64 and keeps
+    every box around its points.
 
     Only the dimensions that move (a factor other than 1 or a shift) are visited:
     a unit changes for one feature at a time, and a float32 bound times 1 plus 0
@@ -336,7 +338,7 @@ def rescale_boxes(lower, upper, threshold, feature, n_nodes, factors, shifts):
     for k in range(d):
         if factors[k] == 1.0 and shifts[k] == 0.0:
             continue
-        for j in range(n_nodes):
+        for j in range(n_boxes):
             lower[j, k] = round_down(lower[j, k] * factors[k] + shifts[k])
             upper[j, k] = round_up(upper[j, k] * factors[k] + shifts[k])
     for j in range(n_nodes):
@@ -358,16 +360,23 @@ def raw_coordinates(lower, upper, threshold, feature, units):
 
 
 def tree_in_raw_units(model, tree):
-    """``tree.arrays`` of a tree of ``model``, the nodes' rows only, with boxes and
-    thresholds in the units of ``X`` (copies of those arrays; the others are views),
-    for plots and views. The rows past the nodes are left out: they hold no node
-    (and are not initialised, see ``engine.reserved.uninitialized_rows``)."""
+    """``tree.arrays`` of a tree of ``model``, the nodes' rows only, with boxes (by node:
+    ``box_row`` is each node's own id) and thresholds in the units of ``X`` (copies
+    of those arrays; the others are views), for plots and views. The rows past the
+    nodes are left out: they hold no node (and are not initialised, see
+    ``engine.reserved.uninitialized_rows``)."""
+    from ..engine.tree import node_boxes
+
     n = tree.n_nodes
     a = tree.arrays._replace(**{name: array[:n] for name, array
                                 in tree.arrays._asdict().items() if name != "meta"})
+    store = model.__dict__.get("_store")
+    lower, upper = node_boxes(tree.arrays, None if store is None else store.X, n)
     units = model.__dict__.get("_units") if isinstance(model, FeatureScaleMixin) else None
-    lower, upper, threshold = raw_coordinates(a.lower, a.upper, a.threshold, a.feature, units)
-    return a._replace(lower=lower, upper=upper, threshold=threshold)
+    lower, upper, threshold = raw_coordinates(lower, upper, a.threshold, a.feature, units)
+    # boxes by node: every node is its own box row
+    return a._replace(lower=lower, upper=upper, threshold=threshold,
+                      box_row=np.arange(n, dtype=a.box_row.dtype))
 
 
 def units_array(scales, origin):
@@ -827,7 +836,8 @@ class FeatureScaleMixin:
             move_background_origin(drift, shifts, new_units)
         for t, tree in enumerate(self.trees_):
             a = tree.arrays
-            rescale_boxes(a.lower, a.upper, a.threshold, a.feature, tree.n_nodes, factors,
+            rescale_boxes(a.lower, a.upper, tree.n_boxes, a.threshold, a.feature,
+                          tree.n_nodes, factors,
                           shifts if weights is None else np.ascontiguousarray(
                               shifts * weights[t]))
 
