@@ -75,13 +75,13 @@ def set_point_box(lower, upper, row, x):
 # points every node has a box, and its row is its id: kernels that read such trees
 # pass no points (an empty array) and read no ``box_row``.
 
-@inline_kernel
+@kernel(inline=True)
 def box_row_of(box_row, points, node):
     """The box row of ``node`` (``POINT_BOX`` for a leaf of one point)."""
     return node if points.shape[0] == 0 else box_row[node]
 
 
-@inline_kernel
+@kernel(inline=True)
 def take_box_row(tree, node, keeps_points):
     """Give ``node`` its box row (the next free one, or its id in a tree that keeps no
     points); return it."""
@@ -96,7 +96,7 @@ def take_box_row(tree, node, keeps_points):
     return row
 
 
-@inline_kernel
+@kernel(inline=True)
 def set_leaf_point_box(tree, node, x, keeps_points, linked):
     """Make the box of the new leaf ``node`` that of its one point ``x``: no row when
     the leaf links ``x`` in the store (``linked``), else a row."""
@@ -106,7 +106,7 @@ def set_leaf_point_box(tree, node, x, keeps_points, linked):
         set_point_box(tree.lower, tree.upper, take_box_row(tree, node, keeps_points), x)
 
 
-@inline_kernel
+@kernel(inline=True)
 def own_box_row(tree, points, node):
     """The box row of ``node``, giving a leaf of one point a row holding its box first
     (before its box widens)."""
