@@ -68,9 +68,9 @@ def _extend(tree, X, keys, i, split_pure, rng, excess, path, max_nodes, no_sampl
         root = plant_root(tree, X[i], keys[i], np.inf, False, -1, no_samples)
         return root, -1, -1, True, 0.0
     if tree.meta[META_N_NODES] + 2 > max_nodes:
-        return absorb_to_leaf(tree, X[:0], X[i], keys[i], path), -1, -1, False, 0.0
+        return absorb_to_leaf(tree, None, X[i], keys[i], path), -1, -1, False, 0.0
     leaf, new_parent, sibling, share = extend_to_leaf(  # no points: box rows are node ids
-        tree, X[:0], X[i], keys[i], -1, no_samples, np.inf, False,
+        tree, None, X[i], keys[i], -1, no_samples, np.inf, False,
         split_pure, rng, excess, path)
     return leaf, new_parent, sibling, new_parent >= 0 and share == 0.0, share
 

@@ -73,13 +73,8 @@ def set_point_box(lower, upper, row, x):
 # box: ``points[leaf_head[node]]`` rounded outward, the same bounds bit for bit as a
 # row would hold (``points``: the sample store's ``X``). In a tree that keeps no
 # points every node has a box, and its row is its id: kernels that read such trees
-# pass no points (an empty array) and read no ``box_row``.
-
-@kernel(inline=True)
-def box_row_of(box_row, points, node):
-    """The box row of ``node`` (``POINT_BOX`` for a leaf of one point)."""
-    return node if points.shape[0] == 0 else box_row[node]
-
+# pass ``points=None`` and read no ``box_row`` (numba compiles them without the
+# branches of leaves of one point: their compile time is what it was without them).
 
 @kernel(inline=True)
 def take_box_row(tree, node, keeps_points):
@@ -110,7 +105,9 @@ def set_leaf_point_box(tree, node, x, keeps_points, linked):
 def own_box_row(tree, points, node):
     """The box row of ``node``, giving a leaf of one point a row holding its box first
     (before its box widens)."""
-    row = box_row_of(tree.box_row, points, node)
+    if points is None:
+        return node
+    row = tree.box_row[node]
     if row < 0:
         row = take_box_row(tree, node, True)
         set_point_box(tree.lower, tree.upper, row, points[tree.leaf_head[node]])
@@ -121,7 +118,9 @@ def own_box_row(tree, points, node):
 def node_bound(lower, upper, box_row, leaf_head, points, node, d, high):
     """The lower (or, with ``high``, upper) bound of the box of ``node`` along ``d``,
     as float64."""
-    row = box_row_of(box_row, points, node)
+    if points is None:
+        return np.float64(upper[node, d] if high else lower[node, d])
+    row = box_row[node]
     if row >= 0:
         return np.float64(upper[row, d] if high else lower[row, d])
     v = points[leaf_head[node], d]
@@ -131,7 +130,9 @@ def node_bound(lower, upper, box_row, leaf_head, points, node, d, high):
 @kernel(inline=True)
 def node_box_extent(lower, upper, box_row, leaf_head, points, node):
     """``box_extent`` of the box of ``node``."""
-    row = box_row_of(box_row, points, node)
+    if points is None:
+        return box_extent(lower, upper, node)
+    row = box_row[node]
     if row >= 0:
         return box_extent(lower, upper, row)
     s = leaf_head[node]
@@ -145,7 +146,9 @@ def node_box_extent(lower, upper, box_row, leaf_head, points, node):
 @kernel(inline=True)
 def node_box_excess(lower, upper, box_row, leaf_head, points, node, x, out):
     """``box_excess`` of the box of ``node``."""
-    row = box_row_of(box_row, points, node)
+    if points is None:
+        return box_excess(lower, upper, node, x, out)
+    row = box_row[node]
     if row >= 0:
         return box_excess(lower, upper, row, x, out)
     s = leaf_head[node]
@@ -166,7 +169,9 @@ def node_box_excess(lower, upper, box_row, leaf_head, points, node, x, out):
 @kernel(inline=True)
 def node_box_holds(lower, upper, box_row, leaf_head, points, node, x):
     """``box_holds`` of the box of ``node``."""
-    row = box_row_of(box_row, points, node)
+    if points is None:
+        return box_holds(lower, upper, node, x)
+    row = box_row[node]
     if row >= 0:
         return box_holds(lower, upper, row, x)
     s = leaf_head[node]

@@ -19,7 +19,6 @@ import numpy as np
 
 from ._jit import inline_kernel, kernel
 from .boxes import (
-    box_row_of,
     deepest_holding,
     node_bound,
     node_box_excess,
@@ -124,11 +123,10 @@ def _link_cut(tree, points, node, x, key, sample, sample_next, split_time, d, th
         tree.right[split] = leaf
     keeps = sample_next.shape[0] > 0
     row = take_box_row(tree, split, keeps)
-    below = box_row_of(tree.box_row, points, node)
-    if below >= 0:
-        for k in range(x.shape[0]):
-            tree.lower[row, k] = min(tree.lower[below, k], round_down(x[k]))
-            tree.upper[row, k] = max(tree.upper[below, k], round_up(x[k]))
+    if points is None:  # no points kept: the node's row is its id
+        _union_with(tree, row, node, x)
+    elif tree.box_row[node] >= 0:
+        _union_with(tree, row, tree.box_row[node], x)
     else:  # a leaf of one point: its box is the point's (rounding commutes with min, max)
         s = tree.leaf_head[node]
         for k in range(x.shape[0]):
@@ -147,6 +145,14 @@ def _link_cut(tree, points, node, x, key, sample, sample_next, split_time, d, th
 
 
 @inline_kernel
+def _union_with(tree, row, below, x):
+    """Box ``row``: box ``below`` widened to hold ``x``."""
+    for k in range(x.shape[0]):
+        tree.lower[row, k] = min(tree.lower[below, k], round_down(x[k]))
+        tree.upper[row, k] = max(tree.upper[below, k], round_up(x[k]))
+
+
+@inline_kernel
 def extend_to_leaf(tree, points, x, key, sample, sample_next, lifetime, use_pausing,
                    split_pure, rng, excess, path):
     """Extend the tree with one point and return where it lands.
@@ -157,8 +163,8 @@ def extend_to_leaf(tree, points, x, key, sample, sample_next, lifetime, use_paus
         Must have at least one node and room for two more.
     points : float64 array (n_store, n_features)
         The sample store's points (the boxes of leaves of one point are theirs). For
-        a tree that keeps no points, an empty array: its box rows are its node ids,
-        read without ``box_row`` (``engine.boxes``).
+        a tree that keeps no points, None: its box rows are its node ids, read
+        without ``box_row`` (``engine.boxes``).
     x : float64 array (n_features,)
     key : int
         Label key of the point (class index; 0 when labels play no role).

@@ -40,7 +40,7 @@ def branch_off_path(tree, points, x, max_depth, nodes, etas, deltas, probs, exce
     tree : TreeArrays
     points : float64 array (n_store, n_features)
         The sample store's points, whose boxes are those of the leaves of one point
-        (``engine.boxes``); an empty array for a tree that keeps no points.
+        (``engine.boxes``); None for a tree that keeps no points.
     x : float64 array (n_features,)
     max_depth : int
         The walk stops at this depth (the root has depth 0); the last node then

@@ -55,7 +55,7 @@ def extend_rows(tree, X, start, lifetime, rng, leaves, excess, path, no_samples)
         if tree.meta[META_N_NODES] + 2 > capacity:
             return i
         leaf = extend_to_leaf(  # a partition keeps no points: box rows are node ids
-            tree, X[:0], X[i], 0, -1, no_samples, lifetime, False, True, rng, excess,
+            tree, None, X[i], 0, -1, no_samples, lifetime, False, True, rng, excess,
             path)[0]
         leaves[i] = leaf
     return X.shape[0]
