@@ -36,8 +36,8 @@ from .growth import (
     link_sample,
     new_node,
     parent_time,
+    pauses_whatever_extent,
     sample_blocks,
-    should_pause,
 )
 from .random import choose_proportional, exponential, uniform_between
 from .tree import LEAF, META_MAX_LEAF_POINTS, META_ROOT, MIXED
@@ -259,13 +259,11 @@ def extend_to_leaf(tree, points, x, key, sample, sample_next, lifetime, use_paus
 def leaf_must_unpause(tree, points, leaf, pause_pure, min_samples_split):
     """True when a paused leaf no longer satisfies the pausing rule (``points``: as in
     ``extend_to_leaf``)."""
-    if not tree.paused[leaf]:
-        return False
-    if (pause_pure and tree.label[leaf] != MIXED) or tree.n_points[leaf] < min_samples_split:
-        return False  # paused whatever its extent (``should_pause``): not computed
-    extent = node_box_extent(tree.lower, tree.upper, tree.box_row, tree.leaf_head, points,
-                             leaf)
-    return not should_pause(tree, leaf, extent, pause_pure, min_samples_split)
+    if not tree.paused[leaf] or pauses_whatever_extent(tree, leaf, pause_pure,
+                                                       min_samples_split):
+        return False  # (the extent, which takes a pass over the box, is not needed)
+    return node_box_extent(tree.lower, tree.upper, tree.box_row, tree.leaf_head, points,
+                           leaf) > 0.0
 
 
 @kernel(allocates=True)

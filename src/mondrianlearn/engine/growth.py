@@ -122,8 +122,14 @@ def plant_root(tree, x, key, lifetime, paused, sample, sample_next):
 @kernel
 def should_pause(tree, node, extent, pause_pure, min_samples_split):
     """Pausing rule of the MF paper: zero extent, one label, or too few points."""
-    if extent <= 0.0:
-        return True
+    return extent <= 0.0 or pauses_whatever_extent(tree, node, pause_pure,
+                                                   min_samples_split)
+
+
+@kernel
+def pauses_whatever_extent(tree, node, pause_pure, min_samples_split):
+    """The parts of the pausing rule (``should_pause``) that do not depend on the
+    extent: one label (with ``pause_pure``), or too few points."""
     if pause_pure and tree.label[node] != MIXED:
         return True
     return tree.n_points[node] < min_samples_split

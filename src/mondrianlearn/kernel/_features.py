@@ -43,7 +43,7 @@ def extend_partition(tree, X, start, lifetime, rng, leaves):
     """
     return extend_rows(tree, X, start, lifetime, rng, leaves, np.empty(X.shape[1]),
                        np.empty(tree.parent.shape[0], dtype=np.int64),
-                       np.empty(0, dtype=np.int64))
+                       np.empty(0, dtype=ID_DTYPE))  # (a global array would be read-only)
 
 
 @kernel
@@ -400,8 +400,7 @@ class FastPartitionsMixin:
         if work is None or work[0].shape[0] != n_features or work[4].shape[0] != n_trees:
             capacity = 2 * max(t.capacity for t in self.trees_)
             work = self._fast_scratch.work["learn"] = (
-                np.empty(n_features), np.empty(capacity, dtype=np.int64),
-                np.empty(0, dtype=np.int64),
+                np.empty(n_features), np.empty(capacity, dtype=np.int64), _NO_SAMPLES,
                 np.empty((n_trees, FAST_MAX_ROWS), dtype=np.int64),
                 np.empty(n_trees, dtype=np.int64), np.empty(n_trees, dtype=np.int64),
                 np.empty((FAST_MAX_ROWS, n_trees), dtype=np.int64))
