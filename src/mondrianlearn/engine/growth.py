@@ -155,11 +155,13 @@ def _set_box(tree, X, keys, indices, start, end, node, lower, upper, keeps_point
     for i in range(start + 1, end):
         s = indices[i]
         for d in range(n_features):
+            # Selects, not branches: LLVM makes the loop over the features SIMD
+            # min/max (100-tree fits of letter about 12% faster, ad-hoc timings).
             v = X[s, d]
-            if v < lower[d]:
-                lower[d] = v
-            elif v > upper[d]:
-                upper[d] = v
+            lo = lower[d]
+            hi = upper[d]
+            lower[d] = v if v < lo else lo
+            upper[d] = v if v > hi else hi
         if keys[s] != label:
             label = MIXED
     extent = 0.0
