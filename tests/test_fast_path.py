@@ -11,6 +11,7 @@ from mondrianlearn import (
     MondrianForestClassifier,
     MondrianForestRegressor,
 )
+from mondrianlearn.engine import tree as engine_tree
 from mondrianlearn.engine.tree import used_rows
 
 CLASSIFIERS = [AMFClassifier, MondrianForestClassifier]
@@ -561,6 +562,21 @@ def test_prepared_calls_follow_every_change_of_the_model(cls):
     assert list(model.classes_) == [0, 1, 2]
     assert _same(_state(model), _state(twin))
     assert np.array_equal(_predict(model, X[560:]), _predict(twin, X[560:]))
+
+
+def test_replacing_any_array_of_the_sample_store_gives_a_new_stamp():
+    # A Mondrian forest's prepared one-row call holds the store's arrays and relies
+    # on the stamp to be made again when one of them is replaced (a new class
+    # widens the statistics alone).
+    store = engine_tree.SampleStore(3, 2)
+    for replace in (lambda: store.reserve(100), lambda: store.widen(3),
+                    lambda: setattr(store, "keys", store.keys.copy()), store.trim,
+                    store.clear):
+        before = engine_tree.LAST_STAMP[0]
+        replace()
+        assert engine_tree.LAST_STAMP[0] != before
+    restored = pickle.loads(pickle.dumps(store))
+    assert restored.stats.shape == store.stats.shape and restored.n == store.n
 
 
 @pytest.mark.parametrize("cls", CLASSIFIERS)

@@ -635,14 +635,37 @@ class SampleStore:
 
     @X.setter
     def X(self, points):
-        # Leaves of one point read their boxes here (``engine.boxes``): a compiled
-        # call prepared with the old array (``utils.fast_path``) is made again.
+        # A compiled call prepared with the old array (``utils.fast_path``), which
+        # leaves of one point read their boxes from (``engine.boxes``), is made
+        # again: every array of the store is replaced through a setter that gives a
+        # new stamp.
         self._X = points
         new_stamp()
 
+    @property
+    def keys(self):
+        """The label keys of the stored points."""
+        return self._keys
+
+    @keys.setter
+    def keys(self, keys):
+        self._keys = keys
+        new_stamp()  # as for ``X``: prepared calls hold the arrays
+
+    @property
+    def stats(self):
+        """The stored points' additive contributions to the node statistics."""
+        return self._stats
+
+    @stats.setter
+    def stats(self, stats):
+        self._stats = stats
+        new_stamp()
+
     def __setstate__(self, state):
-        if "X" in state:  # saved before the points were a property
-            state["_X"] = state.pop("X")
+        for name in ("X", "keys", "stats"):  # saved before they were properties
+            if name in state:
+                state["_" + name] = state.pop(name)
         self.__dict__.update(state)
 
     def reserve(self, needed):

@@ -328,8 +328,10 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
         one-row learning call just made: ``learn(model, X, (keys, weights))`` (a one-row key
         array and weight array), true when it learned the row; false, with nothing
         changed, when the call must take the fast path: the feature range or the
-        sample store's arrays were replaced, the store is full, the units have work
-        pending, or the kernel refused the row. With drift adaptation, the compiled
+        sample store was replaced, the units have work pending, or the kernel refused
+        the row (the store full among others). A store's arrays are replaced only
+        through setters that give a new stamp, which the prepared call checks (and
+        then is not run). With drift adaptation, the compiled
         call stores the row and extends no tree, and ``drift_slots``
         (``drift.prepare_point_learning``) learns it in the slots."""
         addresses, sizes = table.addresses, table.sizes
@@ -339,8 +341,6 @@ class BaseMondrianForest(DriftMixin, ForestLearnerMixin, BaseEstimator):
 
         def learn(model, state, X, data):
             if (state["_feature_range"] is not feature_range or state["_store"] is not store
-                    or store.X is not store_X or store.keys is not store_keys
-                    or store.stats is not store_stats or store.n >= store_X.shape[0]
                     or (follow and state["n_samples_seen_"] >= state["_units_due"])):
                 return False
             keys, weights = data

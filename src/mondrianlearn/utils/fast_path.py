@@ -221,9 +221,8 @@ class FastPathMixin:
                     or stamps[0] != stamp or state["trees_"] is not trees
                     or state.get("_units") is not model_units or "_fast_params" not in state):
                 return None
-            flags = X.flags
-            if (not (flags.c_contiguous and flags.writeable and flags.aligned)
-                    or not lock.acquire(False)):
+            # ``carray``: C-contiguous, aligned and writeable, in one flag
+            if not X.flags.carray or not lock.acquire(False):
                 return None
             try:
                 return run(model, state, X, data)
@@ -281,9 +280,7 @@ class FastPathMixin:
                 or "_fast_params" not in state or "feature_names_in_" in state
                 or shape[1] != state["n_features_in_"]):
             return None
-        flags = X.flags
-        if (X.dtype is not _FLOAT64
-                or not (flags.c_contiguous and flags.writeable and flags.aligned)):
+        if X.dtype is not _FLOAT64 or not X.flags.carray:  # C-contiguous, aligned, writeable
             if X.dtype.kind not in "fiu":
                 return None
             # one array type for the kernels (another would compile them again),
@@ -338,9 +335,7 @@ class FastPathMixin:
         if (type(sample_weight) is not np.ndarray or type(X) is not np.ndarray
                 or X.ndim != 2 or sample_weight.shape != (X.shape[0],)):
             return None
-        flags = sample_weight.flags
-        if (sample_weight.dtype is not _FLOAT64
-                or not (flags.c_contiguous and flags.writeable and flags.aligned)):
+        if sample_weight.dtype is not _FLOAT64 or not sample_weight.flags.carray:
             if sample_weight.dtype.kind not in "fiu":
                 return None
             sample_weight = np.array(sample_weight, dtype=np.float64)
