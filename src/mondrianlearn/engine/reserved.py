@@ -72,7 +72,7 @@ def uninitialized_rows(shape, dtype):
     time (Elec2, 10 trees, the learning loop of ``benchmarks/bench_per_row.py`` in
     ad-hoc alternating runs: 93,629 against 99,738 rows per second at best; the
     benchmark's own report cannot tell 6% from its noise): a small tree
-    grows four-fold at a time (``engine.storage``), and the memory that the
+    grows up to eight-fold at a time (``engine.storage``), and the memory that the
     allocator hands back is mostly reused, so it must be written to be zero. Tests
     fill these rows with garbage (``tests/test_engine_spare_rows.py``) and check
     that nothing changes."""
