@@ -6,6 +6,7 @@ from numba import njit
 from numba.core.errors import TypingError
 
 from mondrianlearn.engine._jit import borrowed
+from mondrianlearn.engine.boxes import float32_above, float32_below, round_down, round_up
 from mondrianlearn.engine.tree import borrowed_tree, empty_tree
 
 
@@ -175,3 +176,41 @@ def test_kernels_free_every_array_they_allocate(name, options):
         _nrt_python.memsys_disable_stats()
     assert after.alloc - before.alloc == after.free - before.free
     assert after.mi_alloc - before.mi_alloc == after.mi_free - before.mi_free
+
+
+@njit
+def _neighbours(f, below, above, v, down, up):
+    for i in range(f.shape[0]):
+        below[i] = float32_below(f[i])
+        above[i] = float32_above(f[i])
+    for i in range(v.shape[0]):
+        down[i] = round_down(v[i])
+        up[i] = round_up(v[i])
+
+
+def test_float32_neighbours_and_outward_rounding_equal_numpys_bit_for_bit():
+    # The box bounds' rounding steps to a float32's neighbour on its bit pattern
+    # (``engine.boxes``) instead of calling the C library's nextafterf.
+    rng = np.random.default_rng(0)
+    tiny = np.finfo(np.float32).smallest_subnormal
+    edges = np.array([0.0, -0.0, tiny, -tiny, 2 * tiny, np.finfo(np.float32).tiny,
+                      np.finfo(np.float32).max, -np.finfo(np.float32).max, 1.0, -1.0],
+                     dtype=np.float32)
+    v = np.concatenate([rng.normal(size=50_000) * 10.0 ** rng.integers(-46, 39, 50_000),
+                        edges, [1e300, -1e300, 3.5e38, -3.5e38, 1.0 + 1e-12, -1.0 - 1e-12]])
+    with np.errstate(over="ignore"):
+        f = np.concatenate([v.astype(np.float32), edges])
+    f = f[np.isfinite(f)]
+    below, above = np.empty_like(f), np.empty_like(f)
+    down, up = np.empty(v.shape, np.float32), np.empty(v.shape, np.float32)
+    _neighbours(f, below, above, v, down, up)
+    bits = lambda a: a.view(np.int32)  # noqa: E731
+    with np.errstate(over="ignore"):  # max float32 to infinity
+        assert np.array_equal(bits(below), bits(np.nextafter(f, np.float32(-np.inf))))
+        assert np.array_equal(bits(above), bits(np.nextafter(f, np.float32(np.inf))))
+        near = v.astype(np.float32)
+        expect_down = np.where(near > v, np.nextafter(near, np.float32(-np.inf)), near)
+        expect_up = np.where(near < v, np.nextafter(near, np.float32(np.inf)), near)
+    assert np.array_equal(bits(down), bits(expect_down))
+    assert np.array_equal(bits(up), bits(expect_up))
+    assert (down <= v).all() and (up >= v).all()

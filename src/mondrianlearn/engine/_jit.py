@@ -38,6 +38,7 @@ Compile time (a first run with an empty cache compiles every kernel it reaches):
 
 import functools
 
+from llvmlite import ir
 from numba import _dynfunc, njit, typeof, types
 from numba._dispatcher import compute_fingerprint
 from numba.core import cgutils, config
@@ -303,3 +304,33 @@ def array_at(typingctx, address, shape, dtype):
                           [pointer, args[1]])
 
     return array_type(address, shape, dtype), codegen
+
+
+@intrinsic
+def float32_bits(typingctx, value):
+    """The bit pattern of a float32 as an int32 (a bit cast, no conversion)."""
+    if value != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+
+    return types.int32(value), codegen
+
+
+@intrinsic
+def bits_float32(typingctx, bits):
+    """The float32 whose bit pattern is the low 32 bits of the integer ``bits``
+    (``float32_bits`` undone; numba computes with int32 as int64)."""
+    if not isinstance(bits, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        low = args[0]
+        if bits.bitwidth > 32:
+            low = builder.trunc(low, ir.IntType(32))
+        elif bits.bitwidth < 32:
+            low = builder.sext(low, ir.IntType(32))
+        return builder.bitcast(low, ir.FloatType())
+
+    return types.float32(bits), codegen
