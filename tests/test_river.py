@@ -435,3 +435,24 @@ def test_pickle_drops_caches_and_keeps_the_model():
         assert copy.predict_proba_one(x) == model.predict_proba_one(x)
         copy.learn_one(x, y)
         model.learn_one(x, y)
+
+
+@pytest.mark.parametrize("cls", [mlr.AMFRegressor, mlr.MondrianForestClassifier])
+def test_memory_usage_counts_the_node_rows_in_use(cls):
+    # river counts every array whole; the adapters count a tree's node arrays by
+    # their rows in use, so that a growth step (room for up to eight times the
+    # rows) does not look like memory growing with the stream.
+    from river import base as river_base
+
+    model = cls(n_estimators=3, seed=0)
+    dataset = datasets.TrumpApproval() if cls is mlr.AMFRegressor else datasets.Phishing()
+    for x, y in list(dataset)[:400]:
+        model.learn_one(x, y)
+    trees = model._model.trees_
+    spare = 0
+    for tree in trees:
+        arrays, used = tree.node_arrays_in_use()
+        spare += 2 * sum(a.nbytes for a in arrays) - used  # river counts owned data twice
+        assert tree.capacity > tree.n_nodes  # room to grow into
+    whole = river_base.Base._raw_memory_usage.fget(model)
+    assert model._raw_memory_usage == whole - spare

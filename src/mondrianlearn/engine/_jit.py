@@ -334,3 +334,28 @@ def bits_float32(typingctx, bits):
         return builder.bitcast(low, ir.FloatType())
 
     return types.float32(bits), codegen
+
+
+@intrinsic
+def prefetch(typingctx, array, index):
+    """Ask the processor to bring row ``index`` of ``array`` into its caches (no
+    bounds check, no effect on results): for node rows that a loop will read soon,
+    so that their cache misses overlap instead of coming one after the other."""
+    if not isinstance(array, types.Array) or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        view = context.make_array(array)(context, builder, args[0])
+        indices = [args[1]] + [context.get_constant(types.intp, 0)] * (array.ndim - 1)
+        pointer = cgutils.get_item_pointer(context, builder, array, view, indices,
+                                           wraparound=False, boundscheck=False)
+        byte_pointer = ir.PointerType(ir.IntType(8))
+        i32 = ir.IntType(32)
+        function = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [byte_pointer, i32, i32, i32]),
+            "llvm.prefetch.p0")
+        # read, keep in all cache levels, data cache
+        builder.call(function, [builder.bitcast(pointer, byte_pointer), i32(0), i32(3), i32(1)])
+        return context.get_dummy_value()
+
+    return types.none(array, index), codegen

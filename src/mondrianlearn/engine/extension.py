@@ -24,6 +24,7 @@ from .boxes import (
     node_box_excess,
     node_box_extent,
     own_box_row,
+    prefetch_path,
     record_path,
     round_down,
     round_up,
@@ -203,6 +204,7 @@ def extend_to_leaf(tree, points, x, key, sample, sample_next, lifetime, use_paus
     """
     m = record_path(tree.left, tree.right, tree.feature, tree.threshold,
                     tree.meta[META_ROOT], x, path, path.shape[0])
+    prefetch_path(tree, points, path, m)
     # Nodes down to path[holding] have x in their box: no cut, no widening.
     holding = deepest_holding(tree.lower, tree.upper, tree.box_row, tree.leaf_head, points,
                               x, path, m)
@@ -306,6 +308,7 @@ def absorb_to_leaf(tree, points, x, key, path):
     """
     m = record_path(tree.left, tree.right, tree.feature, tree.threshold,
                     tree.meta[META_ROOT], x, path, path.shape[0])
+    prefetch_path(tree, points, path, m)
     # x is in the boxes down to path[holding]
     holding = deepest_holding(tree.lower, tree.upper, tree.box_row, tree.leaf_head, points,
                               x, path, m)

@@ -543,6 +543,18 @@ class TreeState:
         object.__setattr__(self, "node_stats", NodeStats(self, node_stats))
         self._new_stamp()
 
+    def node_arrays_in_use(self):
+        """``(arrays, bytes)``: the tree's node arrays (its fields and the model's
+        per-node statistics) and the bytes of their rows in use, the rows past them
+        being room that the tree grows into, not written until then."""
+        n, b = self.n_nodes, self.n_boxes
+        arrays, used = [], 0
+        for name, a in list(self.arrays._asdict().items()) + list(self.node_stats.items()):
+            rows = a.shape[0] if name == "meta" else b if name in BOX_FIELDS else n
+            arrays.append(a)
+            used += a[:rows].nbytes
+        return arrays, used
+
     @property
     def nbytes(self):
         """Bytes held by this tree (nodes, model statistics, sample links)."""
