@@ -91,7 +91,7 @@ def _row_weight(weights, i, bootstrap, rng):
     return w
 
 
-@inline_kernel
+@kernel(inline=True)
 def _prefetch_walk(tree, path, leaf, new_parent, sibling, first, second, third, fourth,
                    log_weight_tree):
     """Prefetch the statistics that the walk from ``leaf`` up to the root reads: the

@@ -60,7 +60,7 @@ def round_up(v):
 # the bit pattern of a float32 (sign and magnitude), the neighbour away from zero is
 # the pattern plus one and the one towards zero the pattern minus one, infinities
 # and subnormals included.
-@inline_kernel
+@kernel
 def float32_below(f):
     """``np.nextafter(f, -inf)`` for a float32 ``f`` that is not NaN or -inf."""
     if f == 0.0:
@@ -69,7 +69,7 @@ def float32_below(f):
     return bits_float32(bits - 1 if f > 0.0 else bits + 1)
 
 
-@inline_kernel
+@kernel
 def float32_above(f):
     """``np.nextafter(f, inf)`` for a float32 ``f`` that is not NaN or +inf."""
     if f == 0.0:
@@ -282,7 +282,7 @@ def record_path(left, right, feature, threshold, root, x, path, limit):
     return m
 
 
-@inline_kernel
+@kernel(inline=True)
 def prefetch_path(tree, points, path, m):
     """Prefetch what an extension reads and writes at the nodes ``path[:m]`` besides
     the walk's own fields: their boxes (by box row; ``points``: as in
