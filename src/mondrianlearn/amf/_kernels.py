@@ -100,9 +100,10 @@ def _prefetch_walk(tree, path, leaf, new_parent, sibling, first, second, third, 
     a split was inserted above it), and their children's tree weights.
 
     The walk reads them one level after another, each a cache miss in a large tree;
-    requested together, the misses overlap (AMF on the 2,000,000-row stream of
-    ``benchmarks/bench_stream_memory.py`` learned 15-18% more rows per second in
-    ad-hoc runs). A prefetch changes no value and cannot fault.
+    requested together, the misses overlap (AMF on the stream of
+    ``benchmarks/bench_stream_memory.py``, alternating ad-hoc runs of 1.2 million
+    rows: 8-17% more rows per second once its trees are large). A prefetch changes no
+    value and cannot fault.
     """
     if tree.parent[leaf] < 0:
         return  # a new root: nothing recorded above it
