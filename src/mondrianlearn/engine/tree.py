@@ -626,6 +626,28 @@ def own_point_boxes(arrays, points):
     return leaves.shape[0]
 
 
+class _StampedArray:
+    """An array attribute of :class:`SampleStore` whose replacement gives a new stamp.
+
+    A compiled call prepared with the store's arrays (``utils.fast_path``), which
+    leaves of one point also read their boxes from (``engine.boxes``), is then made
+    again: every array of the store is replaced through this.
+    """
+
+    def __init__(self, doc):
+        self.__doc__ = doc
+
+    def __set_name__(self, owner, name):
+        self.slot = "_" + name
+
+    def __get__(self, store, owner=None):
+        return self if store is None else store.__dict__[self.slot]
+
+    def __set__(self, store, array):
+        store.__dict__[self.slot] = array
+        new_stamp()
+
+
 class SampleStore:
     """Points seen so far, shared by all trees of a forest (never copied per tree).
 
@@ -640,39 +662,9 @@ class SampleStore:
         self.stats = np.zeros((16, n_stats), dtype=np.float64)
         self.n = 0
 
-    @property
-    def X(self):
-        """The stored points (rows past ``n`` are room)."""
-        return self._X
-
-    @X.setter
-    def X(self, points):
-        # A compiled call prepared with the old array (``utils.fast_path``), which
-        # leaves of one point read their boxes from (``engine.boxes``), is made
-        # again: every array of the store is replaced through a setter that gives a
-        # new stamp.
-        self._X = points
-        new_stamp()
-
-    @property
-    def keys(self):
-        """The label keys of the stored points."""
-        return self._keys
-
-    @keys.setter
-    def keys(self, keys):
-        self._keys = keys
-        new_stamp()  # as for ``X``: prepared calls hold the arrays
-
-    @property
-    def stats(self):
-        """The stored points' additive contributions to the node statistics."""
-        return self._stats
-
-    @stats.setter
-    def stats(self, stats):
-        self._stats = stats
-        new_stamp()
+    X = _StampedArray("The stored points (rows past ``n`` are room).")
+    keys = _StampedArray("The label keys of the stored points.")
+    stats = _StampedArray("The stored points' additive contributions to the node statistics.")
 
     def __setstate__(self, state):
         for name in ("X", "keys", "stats"):  # saved before they were properties
