@@ -108,8 +108,11 @@ def _prefetch_walk(tree, path, leaf, new_parent, sibling, first, second, third, 
     if tree.parent[leaf] < 0:
         return  # a new root: nothing recorded above it
     end = sibling if new_parent >= 0 else leaf
+    capacity = tree.parent.shape[0]
     for j in range(path.shape[0]):
         node = path[j]
+        if node < 0 or node >= capacity:
+            break  # (never: ``end`` is on the path; the work space is shared by trees)
         prefetch(first, node)
         prefetch(second, node)
         prefetch(third, node)
