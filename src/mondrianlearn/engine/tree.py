@@ -547,13 +547,10 @@ class TreeState:
         """``(arrays, bytes)``: the tree's node arrays (its fields and the model's
         per-node statistics) and the bytes of their rows in use, the rows past them
         being room that the tree grows into, not written until then."""
-        n, b = self.n_nodes, self.n_boxes
-        arrays, used = [], 0
-        for name, a in list(self.arrays._asdict().items()) + list(self.node_stats.items()):
-            rows = a.shape[0] if name == "meta" else b if name in BOX_FIELDS else n
-            arrays.append(a)
-            used += a[:rows].nbytes
-        return arrays, used
+        n = self.n_nodes
+        arrays = list(self.arrays) + list(self.node_stats.values())
+        used = sum(a.nbytes for a in used_rows(self.arrays).values())
+        return arrays, used + sum(a[:n].nbytes for a in self.node_stats.values())
 
     @property
     def nbytes(self):
