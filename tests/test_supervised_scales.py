@@ -50,6 +50,23 @@ def test_scales_without_any_split_are_the_range():
     np.testing.assert_array_equal(scales, [4.0, 1.0])  # constant target; constant feature
 
 
+@pytest.mark.parametrize("magnitude", [5e-324, 1e-300, 1.0, 1e300])
+def test_scales_and_their_inverses_stay_finite_at_any_magnitude(magnitude):
+    """Features of subnormal or huge values (found by the property tests): the pilot
+    learns them (scikit-learn's trees read float32, where 1e300 overflows), and every
+    scale is a positive float whose inverse is finite; the importances, hence the
+    scales relative to the range, do not depend on the magnitude."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    scales = supervised_scales(X * magnitude, y, False, random_state=0)
+    assert np.all(scales > 0) and np.all(np.isfinite(scales))
+    assert np.all(np.isfinite(1.0 / scales))
+    if 1e-300 <= magnitude <= 1e300:
+        np.testing.assert_allclose(scales, supervised_scales(X, y, False, random_state=0)
+                                   * magnitude, rtol=1e-12)
+
+
 def test_regression_scales_do_not_depend_on_the_unit_of_the_target():
     """Targets of any usual scale give the same weights: a standard deviation of
     1e-100 used to give none (scikit-learn's trees do not split so small an

@@ -209,7 +209,9 @@ def supervised_scales(X, y, regression, sample_weight=None, random_state=None):
     Returns
     -------
     scales : ndarray of shape (n_features,)
-        Positive and finite.
+        Within ``[2 ** MIN_EXPONENT, 2 ** MAX_EXPONENT]``, so that their inverses
+        are finite too; a range is taken as at least ``2 ** -MAGNITUDE_BITS`` times
+        its feature's largest magnitude, as by :func:`units_of_range`.
     """
     from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor
     from sklearn.utils import check_random_state
@@ -221,7 +223,16 @@ def supervised_scales(X, y, regression, sample_weight=None, random_state=None):
         X, y, sample_weight = X[keep], y[keep], np.asarray(sample_weight)[keep]
     with np.errstate(over="ignore"):
         spread = X.max(axis=0) - X.min(axis=0)
+    magnitude = np.max(np.abs(X), axis=0) if X.shape[0] else np.zeros(X.shape[1])
     span = np.where((spread > 0) & np.isfinite(spread), spread, 1.0)
+    # as units_of_range: not below 2**-MAGNITUDE_BITS of the values' magnitude, and
+    # within [2**MIN_EXPONENT, 2**MAX_EXPONENT] once divided by a weight, so that
+    # every scale and its inverse are finite (ranges of subnormal numbers, of 1e300)
+    span = np.maximum(span, np.ldexp(magnitude, -MAGNITUDE_BITS))
+    # ExtraTrees' importances do not depend on each feature's unit (a cut is drawn
+    # uniformly between the extremes of its node), and scikit-learn's trees read
+    # float32: the pilot learns each feature divided by its largest magnitude
+    X = X / np.where(magnitude > 0, magnitude, 1.0)
     random_state = check_random_state(random_state)
     if X.shape[0] > SUPERVISED_PILOT:
         rows = np.sort(random_state.choice(X.shape[0], SUPERVISED_PILOT, replace=False))
@@ -241,9 +252,8 @@ def supervised_scales(X, y, regression, sample_weight=None, random_state=None):
     importance = trees.fit(X, y, sample_weight=sample_weight).feature_importances_
     importance = np.where(np.isfinite(importance), np.maximum(importance, 0.0), 0.0)
     top = importance.max()
-    if not top > 0:
-        return span
-    return span / np.maximum(importance / top, SUPERVISED_FLOOR)
+    weight = np.maximum(importance / top, SUPERVISED_FLOOR) if top > 0 else 1.0
+    return np.clip(span / weight, np.ldexp(1.0, MIN_EXPONENT), np.ldexp(1.0, MAX_EXPONENT))
 
 
 @kernel
@@ -790,15 +800,22 @@ class FeatureScaleMixin:
         return False
 
     def _record_range(self, X, units):
-        """Widen ``_feature_range`` (in units) by rows ``X`` (units of ``X``, relative
-        to the origin)."""
+        """Widen ``_feature_range`` (in ``units``, the model's) by rows ``X`` (units
+        of ``X``, relative to the origin).
+
+        The rows' extremes are put in units and compared there, as the fast paths
+        widen the range of rows in units (a product by a positive inverse keeps the
+        order, so the extremes are those of the rows in units, bit for bit): the
+        recorded range is not taken back to the units of ``X`` and out again, a
+        round trip that is exact for units that are powers of two, not for
+        supervised scales."""
         if X.shape[0] == 0:
             return
-        low, high = X.min(axis=0), X.max(axis=0)
-        known = self._shifted_range()
+        low, high = X.min(axis=0) * units[1], X.max(axis=0) * units[1]
+        known = self.__dict__.get("_feature_range")
         if known is not None and known.shape[1] == X.shape[1]:
             low, high = np.minimum(low, known[0]), np.maximum(high, known[1])
-        self._feature_range = np.vstack([low, high]) * units[1]
+        self._feature_range = np.vstack([low, high])
 
     # ------------------------------------------------------------ rescaling
     def _change_units(self, new_units, resample=False, origin=None):
