@@ -258,8 +258,19 @@ def test_bad_rows_are_refused_before_any_state_change(cls, bad):
     elif bad == "dtype":
         row = np.array([["a", "b", "c"]], dtype=object)
     elif bad == "overflow":
-        row[0, 2] = 1.5e308
-        _learn(model, np.array([[0.5, 0.5, -1.5e308]]), None if y is None else y[:1])
+        # a total width over float64 in the model's units (supervised scales by
+        # default): after a first row, which is learned, the two features of the
+        # smallest scales are widths w1 + w2 below the largest float, and twice that
+        # after the row refused
+        largest = np.finfo(np.float64).max
+        scale = getattr(model, "feature_scale_", np.ones(3))
+        two = np.argsort(scale)[:2]
+        width = np.minimum(0.45 * largest, 0.9 * largest / scale[two])  # in units
+        assert 0.5 * largest < width.sum() < 0.95 * largest
+        first = X[59:60].copy()
+        first[0, two] = -width * scale[two]
+        row[0, two] = width * scale[two]
+        _learn(model, first, None if y is None else y[:1])
     else:
         target[0] = np.nan
     before = pickle.dumps(_state(model))

@@ -265,10 +265,53 @@ def test_classifier_sweep_learns_xor(loss):
     assert path["validation_error"][0] > 0.3 > np.nanmin(path["validation_error"])
 
 
+def _selected(errors, n_val):
+    """The evaluation the classifier's sweep selects, recomputed from its path: the
+    last one within one binomial standard error of the lowest error before it."""
+    selected = 0
+    for k in range(len(errors)):
+        lowest = np.min(errors[: k + 1])
+        if errors[k] <= lowest + np.sqrt(lowest * (1 - lowest) / n_val):
+            selected = k
+    return selected
+
+
+def test_classifier_sweep_selects_the_longest_lifetime_within_one_error():
+    """On noisy labels the validation error of long lifetimes is level within its
+    noise: the sweep selects the last evaluation within one standard error of the
+    lowest, which here is later (more features) than the lowest itself."""
+    rng = np.random.RandomState(3)
+    X = rng.uniform(-1, 1, size=(1000, 4))
+    y = ((X[:, 0] * X[:, 1] > 0) ^ (rng.uniform(size=1000) < 0.2)).astype(int)
+    clf = MondrianKernelClassifier(n_trees=20, early_stopping=False, max_features=3000,
+                                   random_state=0).fit(X, y)
+    path = clf.lifetime_path_
+    errors, n = path["validation_error"], path["n_features"]
+    chosen = _selected(errors, 100)
+    assert clf.n_kernel_features_ == n[chosen]
+    lowest = len(n) - 1 - int(np.argmin(errors[::-1]))
+    assert n[chosen] > n[lowest]  # the rule matters on this stream
+    assert errors[chosen] <= errors.min() + np.sqrt(errors.min() * (1 - errors.min()) / 100)
+
+
+def test_one_error_band():
+    from mondrianlearn.kernel._sweep import effective_rows, within_one_error
+
+    assert effective_rows(np.ones(50)) == pytest.approx(50)
+    assert effective_rows(np.r_[np.ones(10), np.zeros(5)]) == pytest.approx(10)
+    assert effective_rows(np.r_[3.0, 1.0]) == pytest.approx(1.6)  # 4**2 / 10
+    assert within_one_error(0.1, 0.1, 100) and within_one_error(0.05, 0.1, 100)
+    assert within_one_error(0.13, 0.1, 100)  # the band: sqrt(0.09 / 100) = 0.03
+    assert not within_one_error(0.131, 0.1, 100)
+    assert not within_one_error(0.01, 0.0, 100)  # no band around an error of 0
+    assert not within_one_error(np.nan, 0.1, 100) and not within_one_error(0.2, np.nan, 100)
+
+
 def test_classifier_sweep_evaluates_on_a_geometric_grid():
     """The sweep evaluates once the features have grown by ``sweep_step`` (at least one
     cut): a logarithmic number of evaluations, every recorded row an evaluation; with
-    ``sweep_step=0`` after every cut. The selected lifetime is the best row's."""
+    ``sweep_step=0`` after every cut. The selected lifetime is the last within one
+    standard error of the lowest validation error."""
     X, y = _xor(600)
     paths = {}
     for step in (0.0, 0.05, 0.2):
@@ -284,8 +327,7 @@ def test_classifier_sweep_evaluates_on_a_geometric_grid():
         grown = np.diff(n)
         np.testing.assert_array_equal(grown[:-1], np.maximum(1, (step * n[:-2]).astype(int)))
         assert 1 <= grown[-1] <= max(1, int(step * n[-2]))
-        best = len(n) - 1 - int(np.argmin(path["validation_error"][::-1]))  # ties: later
-        assert clf.n_kernel_features_ == n[best]
+        assert clf.n_kernel_features_ == n[_selected(path["validation_error"], 60)]
         if step:  # one cut at a time while step * n < 2, then a geometric growth
             assert len(n) <= 2 / step + np.log(2000 / 20) / np.log(1 + step) + 2
         paths[step] = path
@@ -662,19 +704,65 @@ def test_range_units_make_the_predictors_scale_free(cls):
 def test_range_units_come_from_the_first_batch_and_stay():
     X, y = _regression(300)
     X = X * np.array([1000.0, 0.01])
-    model = MondrianKernelRegressor(n_trees=5, lifetime=3.0, random_state=0).fit(X[:100], y[:100])
+    model = MondrianKernelRegressor(n_trees=5, lifetime=3.0, feature_scale="range",
+                                    random_state=0).fit(X[:100], y[:100])
     from mondrianlearn.utils.feature_scale import units_of_range
 
     expected = units_of_range(X[:100].min(axis=0), X[:100].max(axis=0))
     np.testing.assert_array_equal(model._units[0], expected)
     model.partial_fit(X[100:] * 4.0, y[100:])  # later rows far outside: units unchanged
     np.testing.assert_array_equal(model._units[0], expected)
-    one = MondrianKernelRegressor(n_trees=5, lifetime=3.0, random_state=0)
-    one.partial_fit(X[:1], y[:1])  # a first batch of one row: units of 1
-    np.testing.assert_array_equal(one._units[0], np.ones(2))
+    for units in ("range", "auto"):  # a first batch of one row: units of 1
+        one = MondrianKernelRegressor(n_trees=5, lifetime=3.0, feature_scale=units,
+                                      random_state=0)
+        one.partial_fit(X[:1], y[:1])
+        np.testing.assert_array_equal(one._units[0], np.ones(2))
     raw = MondrianKernelRegressor(n_trees=5, lifetime=3.0, feature_scale=None,
                                   random_state=0).fit(X[:100], y[:100])
     np.testing.assert_array_equal(raw._units[0], np.ones(2))
+
+
+@pytest.mark.parametrize("cls", [MondrianKernelRegressor, MondrianKernelClassifier])
+def test_supervised_units_weigh_the_features_that_predict(cls):
+    """``"auto"`` (the default) and ``"supervised"``: scales learned from the first
+    batch's targets (``supervised_scales``, its range over its importance), then held
+    fixed; a feature that predicts nothing gets several times the scale of one that
+    does (relative to its range). ``"auto"`` takes range units for a first batch
+    under 20 rows, which ``"supervised"`` refuses: the model is not started, a later
+    call is its first."""
+    from mondrianlearn.utils.feature_scale import (
+        SUPERVISED_MIN_ROWS,
+        supervised_scales,
+        units_of_range,
+    )
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 3)) * np.array([1.0, 50.0, 0.1])
+    y = X[:, 0] + 0.01 * rng.normal(size=300)
+    if cls is MondrianKernelClassifier:
+        y = (y > 0.5).astype(int)
+    regression = cls is MondrianKernelRegressor
+    expected = supervised_scales(X[:100], y[:100], regression, None, 0)
+    for units in ("auto", "supervised"):
+        model = cls(n_trees=5, lifetime=3.0, feature_scale=units, random_state=0)
+        assert cls(n_trees=5).feature_scale == "auto"
+        model.fit(X[:100], y[:100])
+        np.testing.assert_array_equal(model.feature_scale_, expected)
+        ratio = expected / (X[:100].max(axis=0) - X[:100].min(axis=0))  # 1 / weight
+        assert ratio[0] == 1.0 and ratio[1] > 4 and ratio[2] > 4
+        model.partial_fit(X[100:], y[100:])
+        np.testing.assert_array_equal(model.feature_scale_, expected)
+        assert model.score(X, y) > (0.9 if regression else 0.95)
+    small = X[: SUPERVISED_MIN_ROWS - 1]
+    auto = cls(n_trees=5, lifetime=3.0, random_state=0).fit(small, y[:len(small)])
+    np.testing.assert_array_equal(
+        auto.feature_scale_, units_of_range(small.min(axis=0), small.max(axis=0)))
+    strict = cls(n_trees=5, lifetime=3.0, feature_scale="supervised", random_state=0)
+    with pytest.raises(ValueError, match="at least 20 rows of positive weight"):
+        strict.partial_fit(small, y[:len(small)])
+    assert not strict.__sklearn_is_fitted__() and not hasattr(strict, "trees_")
+    strict.partial_fit(X[:100], y[:100])  # a larger first batch then starts it
+    np.testing.assert_array_equal(strict.feature_scale_, expected)
 
 
 @pytest.mark.parametrize("params", [{}, {"lifetime": 5.0},

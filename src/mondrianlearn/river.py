@@ -842,11 +842,14 @@ class MondrianKernelRegressor(_BackedRegressor):
         Share of the rows held out by the lifetime sweep.
     early_stopping : bool, default=True
         ``selection`` to ``early_stopping`` apply to the lifetime sweep only.
-    feature_scale : str, default="range"
+    feature_scale : str, default="auto"
         ``"range"``: each feature divided by its range over the first call's rows
         (rounded up to a power of two), then held fixed; a first call of one row
-        (``learn_one``) gives units of 1, the features' own. ``None``: their own
-        units always (scale them in the pipeline, with ``preprocessing``).
+        (``learn_one``) gives units of 1, the features' own. ``"supervised"``: its
+        range over a weight learned from the first call's targets (a ``learn_many``
+        of at least 20 rows); ``"auto"``: supervised for such a first call, range
+        units otherwise (``learn_one``). ``None``: their own units always (scale
+        them in the pipeline, with ``preprocessing``).
     n_jobs : int, default=None
         Threads over the partitions.
     seed : int, default=None
@@ -858,7 +861,7 @@ class MondrianKernelRegressor(_BackedRegressor):
 
     def __init__(self, n_trees=50, lifetime=1.0, alpha=1e-4,
                  selection="marginal_likelihood", max_lifetime=None, max_features=2000,
-                 validation_fraction=0.1, early_stopping=True, feature_scale="range",
+                 validation_fraction=0.1, early_stopping=True, feature_scale="auto",
                  n_jobs=None, seed=None):
         _set_params(self, locals())
 
@@ -897,17 +900,23 @@ class MondrianKernelClassifier(_BackedClassifier):
         Terminal lifetime of the lifetime sweep (``None``: ``10 / median L1 distance``).
     max_features : int, default=20000
         Largest number of cells (features); past it the partitions are cut back to an
-        earlier lifetime.
+        earlier lifetime. Smaller than the estimator's default (100,000, which lets
+        its batch sweep reach finer partitions): one row at a time, with a fixed
+        lifetime, the cells grow with the stream until the cap, and the memory with
+        them.
     validation_fraction : float, default=0.1
         Share of the rows held out by the lifetime sweep.
     early_stopping : bool, default=True
-        End the lifetime sweep once it has twice as many features as at the best
-        lifetime.
-    feature_scale : str, default="range"
+        End the lifetime sweep once it has twice as many features as at the lifetime
+        selected so far.
+    feature_scale : str, default="auto"
         ``"range"``: each feature divided by its range over the first call's rows
         (rounded up to a power of two), then held fixed; a first call of one row
-        (``learn_one``) gives units of 1, the features' own. ``None``: their own
-        units always (scale them in the pipeline, with ``preprocessing``).
+        (``learn_one``) gives units of 1, the features' own. ``"supervised"``: its
+        range over a weight learned from the first call's targets (a ``learn_many``
+        of at least 20 rows); ``"auto"``: supervised for such a first call, range
+        units otherwise (``learn_one``). ``None``: their own units always (scale
+        them in the pipeline, with ``preprocessing``).
     n_jobs : int, default=None
         Threads over the partitions.
     seed : int, default=None
@@ -924,5 +933,5 @@ class MondrianKernelClassifier(_BackedClassifier):
     def __init__(self, n_trees=50, lifetime=1.0, loss="log_loss", alpha=1e-6, eta0=0.5,
                  max_iter=10, sweep_epochs=1, sweep_step=0.05, max_lifetime=None,
                  max_features=20000, validation_fraction=0.1, early_stopping=True,
-                 feature_scale="range", n_jobs=None, seed=None):
+                 feature_scale="auto", n_jobs=None, seed=None):
         _set_params(self, locals())
