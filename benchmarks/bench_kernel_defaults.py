@@ -6,15 +6,22 @@ of the features, on the shared datasets (raw features).
    cut, ``O(cuts * rows * trees)``: seconds on a thousand rows, minutes on tens of
    thousands (letter: an ad-hoc run was stopped after 15 minutes). The default
    ``sweep_step=0.05`` evaluates once the features have grown by 5%, a geometric
-   grid of about a hundred lifetimes. Fitted with its defaults, with ``sweep_step``
-   0.02 and 0.1, with ``feature_scale=None`` (raw units), and as earlier releases
-   fitted it (``sweep_step=0, feature_scale=None``) on the sets of at most
+   grid of about a hundred lifetimes; the lifetime selected is the longest within
+   one standard error of the lowest validation error, up to ``max_features=100000``
+   cells. Fitted with its defaults, with ``feature_scale="range"`` (the units of
+   earlier releases), with the former cap of 20,000 cells, with
+   ``feature_scale=None`` (raw units), and with the grid,
+   units and cap of earlier releases (``sweep_step=0, feature_scale=None,
+   max_features=20000``; today's selection rule) on the sets of at most
    ``FINEST_MAX_ROWS`` training rows, where that finishes in minutes.
-2. ``MondrianKernelRegressor`` (ridge sweep), defaults against ``feature_scale=None``.
+2. ``MondrianKernelRegressor`` (ridge sweep), defaults against ``feature_scale="range"``
+   and ``feature_scale=None``.
 
 The partitions cut each feature in proportion to its range in the units they are
-given (the Laplace kernel of the L1 distance); ``feature_scale="range"`` (the default)
-divides each feature by its range over the first batch, rounded up to a power of two.
+given (the Laplace kernel of the L1 distance); ``feature_scale="range"`` divides each
+feature by its range over the first batch, rounded up to a power of two, and
+``"auto"`` (the default) by its range over its importance in an ExtraTrees fitted on
+the first batch (``utils.feature_scale.supervised_scales``).
 Datasets and splits of ``bench_supervised_rates.py`` (training rows shuffled with seed
 0 and capped at ``MAX_TRAIN``), RandomForest(100) beside; one seed (0), one thread
 (``n_jobs=1`` for every model); fit: CPU seconds of ``fit``.
@@ -36,13 +43,15 @@ from bench_supervised_rates import MAX_TRAIN, fmt, parse_args, score, training_s
 
 CLASSIFIER_RUNS = {
     "default": {},
-    "sweep_step=0.02": {"sweep_step": 0.02},
-    "sweep_step=0.1": {"sweep_step": 0.1},
+    "range units": {"feature_scale": "range"},
+    "max_features=20000": {"max_features": 20000},
     "raw units": {"feature_scale": None},
-    "former (step 0, raw)": {"sweep_step": 0.0, "feature_scale": None},
+    "former (step 0, raw)": {"sweep_step": 0.0, "feature_scale": None,
+                             "max_features": 20000},
 }
 """Classifier fits by label (the parameters set; the rest at their defaults)."""
-REGRESSOR_RUNS = {"default": {}, "raw units": {"feature_scale": None}}
+REGRESSOR_RUNS = {"default": {}, "range units": {"feature_scale": "range"},
+                  "raw units": {"feature_scale": None}}
 FINEST_MAX_ROWS = 5000
 """The former sweep only on training sets of at most this many rows."""
 QUICK = ("dna", "satimage", "concrete", "yacht")
@@ -124,15 +133,54 @@ def main():
             header += [label, "fit", "evaluations"]
         report.section(title, markdown_table(header + ["RF", "RF fit"], rows),
                        note="Defaults: 100 partitions, `lifetime=\"auto\"`, "
-                            "`feature_scale=\"range\"`"
-                            + (", `sweep_step=0.05`" if task == "classification" else "")
-                            + ". `raw units`: `feature_scale=None`. "
-                            + ("`former (step 0, raw)`: `sweep_step=0, feature_scale=None`, "
+                            "`feature_scale=\"auto\"` (supervised scales)"
+                            + (", `sweep_step=0.05`, `max_features=100000`, the longest "
+                               "lifetime within one standard error of the lowest "
+                               "validation error" if task == "classification" else "")
+                            + ". `range units`: `feature_scale=\"range\"`; `raw units`: "
+                              "`feature_scale=None`. "
+                            + ("`former (step 0, raw)`: `sweep_step=0, feature_scale=None, "
+                               "max_features=20000`, "
                                "the fit of earlier releases, on training sets of at most "
                                f"{FINEST_MAX_ROWS:,} rows. " if task == "classification"
                                else "")
                             + f"Seed 0, one thread. * training rows subsampled to "
                               f"{MAX_TRAIN:,} (shuffled, seed 0).")
+
+    classified = [n for n in names if results[n]["task"] == "classification"]
+    if classified:
+        rows, close = [], 0
+        for name in classified:
+            r = results[name]
+            gap = 100 * (r["RF"][0] - r["kernel"]["default"][0])
+            close += gap <= 1.0
+            rows.append([name, fmt("classification", r["kernel"]["default"][0]),
+                         fmt("classification", r["RF"][0]), f"{gap:+.2f}",
+                         "yes" if gap <= 1.0 else "no"])
+        report.section(
+            "The classifier's defaults against RandomForest(100)",
+            markdown_table(["dataset", "default", "RF", "points below RF", "within 1 point"],
+                           rows),
+            note=f"Within 1 point of RandomForest(100)'s accuracy on {close} of "
+                 f"{len(classified)} sets (issue 22's target for the best default "
+                 "Mondrian estimator: 6 of 8).")
+
+    regressed = [n for n in names if results[n]["task"] == "regression"]
+    if regressed:
+        rows, close = [], 0
+        for name in regressed:
+            r = results[name]
+            ratio = r["kernel"]["default"][0] / r["RF"][0]
+            close += ratio <= 1.1
+            rows.append([name, fmt("regression", r["kernel"]["default"][0]),
+                         fmt("regression", r["RF"][0]), f"{ratio:.2f}",
+                         "yes" if ratio <= 1.1 else "no"])
+        report.section(
+            "The regressor's defaults against RandomForest(100)",
+            markdown_table(["dataset", "default", "RF", "RMSE over RF's", "within 10%"],
+                           rows),
+            note=f"Within 10% of RandomForest(100)'s RMSE on {close} of {len(regressed)} "
+                 "sets (issue 22's target for the best default Mondrian estimator: half).")
 
     rows = []
     for name in names:
