@@ -100,6 +100,38 @@ def warm_up_kernel():
     MondrianKernelRegressor(10, random_state=0).fit(X, X[:, 1]).predict(X)
 
 
+AGAINST_FOREST = {
+    # task: (title, gap column, within column, gap of default over RF, within, target)
+    "classification": ("The classifier's defaults against RandomForest(100)",
+                       "points below RF", "within 1 point",
+                       lambda model, forest: 100 * (forest - model),
+                       lambda gap: gap <= 1.0, "within 1 point of its accuracy", "6 of 8"),
+    "regression": ("The regressor's defaults against RandomForest(100)", "RMSE over RF's",
+                   "within 10%", lambda model, forest: model / forest,
+                   lambda ratio: ratio <= 1.1, "within 10% of its RMSE", "half"),
+}
+"""How each task's defaults are set against RandomForest (issue 22's targets)."""
+
+
+def against_forest(report, results, names, task):
+    """A section: the defaults of ``task`` against RandomForest(100), set by set."""
+    if not names:
+        return
+    title, gap_column, within_column, gap_of, within, phrase, target = AGAINST_FOREST[task]
+    rows, close = [], 0
+    for name in names:
+        model, forest = results[name]["kernel"]["default"][0], results[name]["RF"][0]
+        gap = gap_of(model, forest)
+        close += within(gap)
+        rows.append([name, fmt(task, model), fmt(task, forest),
+                     f"{gap:+.2f}" if task == "classification" else f"{gap:.2f}",
+                     "yes" if within(gap) else "no"])
+    report.section(
+        title, markdown_table(["dataset", "default", "RF", gap_column, within_column], rows),
+        note=f"The defaults {phrase} on {close} of {len(names)} sets (issue 22's target "
+             f"for the best default Mondrian estimator: {target}).")
+
+
 def main():
     args, names = parse_args(__doc__.splitlines()[0], QUICK)
     report = Report("bench_kernel_defaults", "The Mondrian kernel predictors' defaults",
@@ -147,40 +179,9 @@ def main():
                             + f"Seed 0, one thread. * training rows subsampled to "
                               f"{MAX_TRAIN:,} (shuffled, seed 0).")
 
-    classified = [n for n in names if results[n]["task"] == "classification"]
-    if classified:
-        rows, close = [], 0
-        for name in classified:
-            r = results[name]
-            gap = 100 * (r["RF"][0] - r["kernel"]["default"][0])
-            close += gap <= 1.0
-            rows.append([name, fmt("classification", r["kernel"]["default"][0]),
-                         fmt("classification", r["RF"][0]), f"{gap:+.2f}",
-                         "yes" if gap <= 1.0 else "no"])
-        report.section(
-            "The classifier's defaults against RandomForest(100)",
-            markdown_table(["dataset", "default", "RF", "points below RF", "within 1 point"],
-                           rows),
-            note=f"Within 1 point of RandomForest(100)'s accuracy on {close} of "
-                 f"{len(classified)} sets (issue 22's target for the best default "
-                 "Mondrian estimator: 6 of 8).")
-
-    regressed = [n for n in names if results[n]["task"] == "regression"]
-    if regressed:
-        rows, close = [], 0
-        for name in regressed:
-            r = results[name]
-            ratio = r["kernel"]["default"][0] / r["RF"][0]
-            close += ratio <= 1.1
-            rows.append([name, fmt("regression", r["kernel"]["default"][0]),
-                         fmt("regression", r["RF"][0]), f"{ratio:.2f}",
-                         "yes" if ratio <= 1.1 else "no"])
-        report.section(
-            "The regressor's defaults against RandomForest(100)",
-            markdown_table(["dataset", "default", "RF", "RMSE over RF's", "within 10%"],
-                           rows),
-            note=f"Within 10% of RandomForest(100)'s RMSE on {close} of {len(regressed)} "
-                 "sets (issue 22's target for the best default Mondrian estimator: half).")
+    for task in ("classification", "regression"):
+        against_forest(report, results, [n for n in names if results[n]["task"] == task],
+                       task)
 
     rows = []
     for name in names:
