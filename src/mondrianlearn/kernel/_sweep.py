@@ -492,9 +492,9 @@ def sgd_sweep(forest, labels, n_outputs, weight_fit, weight_val, n_epochs, eta, 
     final model, trained ``max_iter`` epochs on all rows, keeps falling: picking
     the lowest of the noisy errors stopped the sweep of satimage at 1,004 features
     (``early_stopping`` ends it at twice the features of the selection), test
-    accuracy 0.880, where the rule reaches 100,000 features and 0.890; on the eight
-    shared classification sets the rule and the larger cap of features gained 0.4
-    to 2.3 points (``benchmarks/bench_kernel_defaults.py``).
+    accuracy 0.880, where the rule reaches 100,000 features and 0.890 (range
+    units); on the eight shared classification sets the rule and the larger cap of
+    features gained 0.4 to 2.3 points in range units (``targets.md``).
 
     Returns ``(record, stamps, n_records, best_record, W_best)``; ``W_best`` is
     indexed by global node id.

@@ -126,9 +126,9 @@ class _BaseMondrianKernelModel(FastPartitionsMixin, TreeModelMixin, BaseEstimato
         ``"supervised"``: the scales of ``utils.feature_scale.supervised_scales``,
         learned from ``y``; a first batch of fewer than ``SUPERVISED_MIN_ROWS`` rows
         of positive weight raises ValueError (no model is started: the next call is
-        a first batch again). ``"auto"``:
-        supervised for such a batch, ``"range"`` for a smaller one. Every path puts
-        a row in these units by the same arithmetic (``to_units``), bit for bit."""
+        a first batch again). ``"auto"``: supervised for such a batch, ``"range"``
+        for a smaller one. Every path puts a row in these units by the same
+        arithmetic (``to_units``), bit for bit."""
         scales = None
         rows = X if sample_weight is None else X[sample_weight > 0]
         setting = self.feature_scale
