@@ -829,7 +829,7 @@ class MondrianKernelRegressor(_BackedRegressor):
     lifetime : float, default=1.0
         Lifetime of the partitions, in the unit of the features (scale them, e.g.
         with ``preprocessing.MinMaxScaler() | model``).
-    alpha : float, default=1e-4
+    alpha : float, default=3e-3
         Ridge regularisation (noise variance with unit prior variance).
     selection : str, default="marginal_likelihood"
         Criterion of the lifetime sweep: ``"marginal_likelihood"`` or ``"validation"``.
@@ -859,7 +859,7 @@ class MondrianKernelRegressor(_BackedRegressor):
     _backing = "mondrianlearn.kernel:MondrianKernelRegressor"
     _small = {"n_trees": 2, "max_features": 64}
 
-    def __init__(self, n_trees=50, lifetime=1.0, alpha=1e-4,
+    def __init__(self, n_trees=50, lifetime=1.0, alpha=3e-3,
                  selection="marginal_likelihood", max_lifetime=None, max_features=2000,
                  validation_fraction=0.1, early_stopping=True, feature_scale="auto",
                  n_jobs=None, seed=None):
