@@ -75,8 +75,8 @@ def default_max_lifetime(X, random_state):
 
 
 _STOP_FACTOR = 2.0
-"""Early stopping: the sweep ends when it has twice the features of its best lifetime
-(and at least four per tree)."""
+"""Early stopping: the sweep ends when it has twice the features of the lifetime it
+selects so far (and at least four per tree)."""
 
 _PRUNE_TO = 0.9
 """Online, partitions that grow past ``max_features`` cells are cut back to this
@@ -338,11 +338,12 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         Ridge regularisation ``delta^2`` (noise variance with unit prior variance).
         Default 3e-3: on the seven shared regression sets, with the default units,
         it gave a lower test RMSE than the former 1e-4 on six and an equal one on
-        energy (concrete 5.88 to 4.05, airfoil 2.32 to 2.07, housing 3.42 to 3.24),
-        where 1e-2 was better on five but 13% worse on yacht
-        (``benchmarks/bench_kernel_defaults.py``; the ridge's predictions do not
-        depend on the unit of the target, the lifetime the marginal likelihood
-        selects does). Sample weights scale the squared errors and ``alpha`` does
+        energy (concrete 5.88 to 4.05, airfoil 2.32 to 2.07, housing 3.42 to 3.24;
+        ``benchmarks/bench_kernel_defaults.py`` before and after the change); in
+        ad-hoc sweeps 1e-2 was better on five but 13% worse on yacht
+        (``benchmarks/results/targets.md``). The ridge's predictions do not depend
+        on the unit of the target, the lifetime the marginal likelihood selects
+        does. Sample weights scale the squared errors and ``alpha`` does
         not: rows whose weights add up to about ``alpha * n_trees / 1.8e-15``
         (2e14 with the defaults) would lose it in floating point and are refused with a
         ``FloatingPointError`` (by ``fit`` and ``partial_fit`` alike), as are targets
