@@ -135,6 +135,59 @@ def test_pruned_partition_equals_sweep_features_at_that_lifetime():
     assert n_leaves == sweep.size[0]
 
 
+def test_pruning_in_place_gives_the_partition_of_the_pruned_copy():
+    from mondrianlearn.kernel._features import (
+        extend_partition_rows,
+        leaves_of,
+        prune_in_place,
+    )
+
+    rng = np.random.RandomState(3)
+    X = rng.uniform(size=(300, 3))
+    tree = new_partition(3, spawn_states(5, 1)[0], stats=("column", "cell"))
+    sample_partition(tree, X[:40], 4.0)
+    extend_partition_rows(tree, X[40:], 9.0)  # nodes inserted above others: ids not depth-first
+    n = tree.n_nodes
+    tree.node_stats["cell"][:n] = np.arange(1, n + 1)
+    tree.node_stats["column"][:n] = 7
+    lifetime = float(np.median(tree.arrays.time[:n][tree.arrays.left[:n] != -1]))
+    copy, copy_ids = pruned_copy(tree, lifetime)
+    old = {f: getattr(tree.arrays, f)[:n].copy() for f in ("feature", "threshold", "time")}
+    cells = tree.node_stats["cell"][:n].copy()
+
+    old_to_new, holder = prune_in_place(tree, lifetime, carry=("cell",))
+
+    assert tree.n_nodes == copy.n_nodes < n
+    np.testing.assert_array_equal(old_to_new >= 0, copy_ids >= 0)
+    kept = np.flatnonzero(old_to_new >= 0)
+    np.testing.assert_array_equal(old_to_new[kept], np.arange(kept.size))  # former order
+    assert np.any(copy_ids[kept] != old_to_new[kept])  # the copy's differs (depth-first)
+    for f in ("feature", "threshold", "time", "lower", "upper", "n_points"):
+        np.testing.assert_array_equal(getattr(tree.arrays, f)[old_to_new[kept]],
+                                      getattr(copy.arrays, f)[copy_ids[kept]])
+    split = tree.arrays.left[old_to_new[kept]] != -1
+    np.testing.assert_array_equal(split, old["time"][kept] < lifetime)
+    np.testing.assert_array_equal(tree.node_stats["cell"][old_to_new[kept]], cells[kept])
+    assert not tree.node_stats["column"][:n].any()  # not carried: reset
+    assert not tree.node_stats["cell"][tree.n_nodes:n].any()
+    # the same cells hold the same rows, and each former node's block is its holder's
+    Z = rng.uniform(-0.2, 1.2, size=(500, 3))
+    former = np.empty(kept.size, dtype=np.int64)
+    former[copy_ids[kept]] = kept
+    np.testing.assert_array_equal(leaves_of(tree, Z), old_to_new[former[leaves_of(copy, Z)]])
+    dropped = np.flatnonzero(old_to_new < 0)
+    assert dropped.size > 0
+    np.testing.assert_array_equal(holder[kept], old_to_new[kept])
+    assert np.all(tree.arrays.left[holder[dropped]] == -1)  # dropped nodes: held by leaves
+    # both go on alike: the same random stream, the same new cuts
+    W = rng.uniform(size=(100, 3))
+    extend_partition_rows(tree, W, 9.0)
+    extend_partition_rows(copy, W, 9.0)
+    assert tree.n_nodes == copy.n_nodes
+    np.testing.assert_array_equal(np.sort(tree.arrays.threshold[:tree.n_nodes]),
+                                  np.sort(copy.arrays.threshold[:copy.n_nodes]))
+
+
 def _direct(Phi, y, w, alpha):
     A = Phi.T @ (w[:, None] * Phi) + alpha * np.eye(Phi.shape[1])
     return np.linalg.solve(A, Phi.T @ (w * y))

@@ -62,60 +62,79 @@ def extend_rows(tree, X, start, lifetime, rng, leaves, excess, path, no_samples)
 
 
 @kernel(allocates=True)
-def copy_pruned(tree, lifetime, out, old_to_new):
-    """Copy into ``out`` the partition of ``tree`` at a smaller ``lifetime``.
-
-    Nodes split at a time ``>= lifetime`` become leaves (with ``time = lifetime``);
-    their subtrees are dropped. Node ids are renumbered in depth-first order (root
-    0); ``old_to_new`` maps kept nodes (``-1`` for dropped ones). ``out`` must have
-    room for all kept nodes.
-    """
-    old_to_new[:] = -1
-    n_features = tree.lower.shape[1]
-    stack = np.empty(tree.meta[META_N_NODES] + 1, dtype=np.int64)
+def pruned_ids(tree, lifetime, old_to_new, depth_first):
+    """Node ids of the partition of ``tree`` at a smaller ``lifetime``: the nodes
+    below a split at a time ``>= lifetime`` are dropped (``old_to_new[node] = -1``),
+    the others numbered from 0 (root first) in depth-first order, or in their
+    former order (then no node's id grows: see :func:`write_pruned`). Returns the
+    number of nodes kept."""
+    n = tree.meta[META_N_NODES]
+    old_to_new[:n] = -1
+    stack = np.empty(n + 1, dtype=np.int64)
     stack[0] = tree.meta[META_ROOT]
     size = 1
     count = 0
     while size > 0:
         size -= 1
         node = stack[size]
-        new = count
+        old_to_new[node] = count
         count += 1
-        old_to_new[node] = new
+        if tree.left[node] != LEAF and tree.time[node] < lifetime:
+            stack[size] = tree.right[node]
+            stack[size + 1] = tree.left[node]
+            size += 2
+    if not depth_first:
+        count = 0
+        for node in range(n):
+            if old_to_new[node] >= 0:
+                old_to_new[node] = count
+                count += 1
+    return count
+
+
+@kernel
+def write_pruned(tree, lifetime, old_to_new, count, out):
+    """Write into ``out`` the partition of ``tree`` at ``lifetime`` with the node
+    ids of :func:`pruned_ids` (``count`` nodes); a node split at a time ``>=
+    lifetime`` becomes a leaf of ``time = lifetime``.
+
+    ``out`` may be ``tree`` itself with ids in their former order: nodes are
+    written in increasing order and none moves up, so none is overwritten before
+    it is read.
+    """
+    n = tree.meta[META_N_NODES]
+    n_features = tree.lower.shape[1]
+    for node in range(n):
+        new = old_to_new[node]
+        if new < 0:
+            continue
         p = tree.parent[node]
-        out.parent[new] = -1 if p < 0 else old_to_new[p]
-        if p >= 0:
-            if tree.left[p] == node:
-                out.left[out.parent[new]] = new
-            else:
-                out.right[out.parent[new]] = new
         row = tree.box_row[node]  # a partition keeps no points: every node has a row
         for d in range(n_features):
             out.lower[new, d] = tree.lower[row, d]
             out.upper[new, d] = tree.upper[row, d]
+        out.parent[new] = -1 if p < 0 else old_to_new[p]
         out.box_row[new] = new
         out.n_points[new] = tree.n_points[node]
         out.label[new] = tree.label[node]
         out.paused[new] = False
         out.leaf_head[new] = -1
-        out.left[new] = LEAF
-        out.right[new] = LEAF
         if tree.left[node] != LEAF and tree.time[node] < lifetime:
+            out.left[new] = old_to_new[tree.left[node]]
+            out.right[new] = old_to_new[tree.right[node]]
             out.feature[new] = tree.feature[node]
             out.threshold[new] = tree.threshold[node]
             out.time[new] = tree.time[node]
-            stack[size] = tree.right[node]
-            stack[size + 1] = tree.left[node]
-            size += 2
         else:
+            out.left[new] = LEAF
+            out.right[new] = LEAF
             out.feature[new] = -1
             out.threshold[new] = 0.0
             out.time[new] = lifetime
+    out.meta[META_ROOT] = old_to_new[tree.meta[META_ROOT]] if count > 0 else 0
     out.meta[META_N_NODES] = count
-    out.meta[META_ROOT] = 0
     out.meta[META_MAX_LEAF_POINTS] = 0
     out.meta[META_N_BOXES] = count
-    return count
 
 
 @kernel(allocates=True)
@@ -236,7 +255,7 @@ def assign_feature_columns(tree, column, lifetime, n_columns):
 
 @kernel
 def kept_nodes(parent, old_to_new, n_nodes, out):
-    """``out[node]``: the node of a pruned copy (``copy_pruned``'s ``old_to_new``)
+    """``out[node]``: the node of a pruned partition (``pruned_ids``'s ``old_to_new``)
     that holds ``node``'s block: its own copy or that of its nearest kept ancestor
     (a leaf of the copy)."""
     for node in range(n_nodes):
@@ -246,22 +265,23 @@ def kept_nodes(parent, old_to_new, n_nodes, out):
         out[node] = old_to_new[v]
 
 
-def cut_times(trees):
-    """Split times of every internal node of the trees, sorted."""
+def cut_times(trees, sort=True):
+    """Split times of every internal node of the trees, sorted (or not)."""
     times = [t.arrays.time[: t.n_nodes][t.arrays.left[: t.n_nodes] != LEAF] for t in trees]
-    return np.sort(np.concatenate(times)) if times else np.zeros(0)
+    times = np.concatenate(times) if times else np.zeros(0)
+    return np.sort(times) if sort else times
 
 
 def capped_lifetime(trees, lifetime, max_cells):
     """The largest lifetime up to ``lifetime`` at which the partitions have at most
     ``max_cells`` cells in all (at least one per tree): the time of the first cut
     that would exceed it."""
-    times = cut_times(trees)
+    times = cut_times(trees, sort=False)
     times = times[times < lifetime]
-    keep = max_cells - len(trees)
+    keep = max(max_cells - len(trees), 0)
     if keep >= times.shape[0]:
         return float(lifetime)
-    return float(times[max(keep, 0)])
+    return float(np.partition(times, keep)[keep])  # the cut of rank keep, unsorted
 
 
 # --------------------------------------------------------------------- Python side
@@ -379,9 +399,36 @@ def pruned_copy(tree, lifetime):
     for name in tree.node_stats:
         out.node_stats[name] = np.zeros(max(n, 2), dtype=np.int64)
     old_to_new = np.empty(max(n, 1), dtype=np.int64)
-    copy_pruned(tree.arrays, float(lifetime), out.arrays, old_to_new)
+    count = pruned_ids(tree.arrays, float(lifetime), old_to_new, True)
+    write_pruned(tree.arrays, float(lifetime), old_to_new, count, out.arrays)
     out.trim()
     return out, old_to_new[:n]
+
+
+def prune_in_place(tree, lifetime, carry=()):
+    """Cut ``tree`` back to the partition at ``lifetime`` in its own arrays (the
+    online models' cut back: no new tree, and no growth after it).
+
+    The same partition as :func:`pruned_copy`'s, its nodes numbered in their former
+    order instead of depth-first. The per-node statistics named in ``carry`` move
+    with their nodes, the others are reset to zero. Returns ``(old_to_new,
+    holder)`` for the former nodes: the new id of each (``-1`` if dropped) and the
+    node that now holds its block (``kept_nodes``).
+    """
+    n = tree.n_nodes
+    old_to_new = np.empty(max(n, 1), dtype=np.int64)[:n]
+    holder = np.empty(n, dtype=np.int64)
+    count = pruned_ids(tree.arrays, float(lifetime), old_to_new, False)
+    kept_nodes(tree.arrays.parent, old_to_new, n, holder)
+    kept = np.flatnonzero(old_to_new >= 0)
+    for name, stat in tree.node_stats.items():
+        if name in carry:
+            stat[:count] = stat[kept]
+            stat[count:n] = 0
+        else:
+            stat[:n] = 0
+    write_pruned(tree.arrays, float(lifetime), old_to_new, count, tree.arrays)
+    return old_to_new, holder
 
 
 # ------------------------------------------------------------------ fast path

@@ -42,9 +42,9 @@ from ._features import (
     cut_times,
     extend_partition_rows,
     feature_matrix,
-    kept_nodes,
     leaves_of,
     new_partition,
+    prune_in_place,
     pruned_copy,
     sample_partition,
 )
@@ -641,22 +641,15 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         """
         keep_features = self.lifetime_ <= growth
         group = np.empty(n_cells, dtype=np.int64)
-        trees = []
         n_new = 0
         for tree in self.trees_:
-            pruned, old_to_new = pruned_copy(tree, growth)
             n = tree.n_nodes
-            holder = np.empty(n, dtype=np.int64)
-            kept_nodes(tree.arrays.parent, old_to_new, n, holder)
-            n_new = assign_cells(pruned.arrays, pruned.node_stats["cell"], 0, n_new)
             leaves = np.flatnonzero(tree.arrays.left[:n] == LEAF)
-            group[tree.node_stats["cell"][leaves] - 1] = (
-                pruned.node_stats["cell"][holder[leaves]] - 1)
-            if keep_features:
-                kept = np.flatnonzero(old_to_new >= 0)
-                pruned.node_stats["column"][old_to_new[kept]] = tree.node_stats["column"][kept]
-            trees.append(pruned)
-        self.trees_ = trees
+            old_cells = tree.node_stats["cell"][leaves] - 1
+            holder = prune_in_place(tree, growth,
+                                    carry=("column",) if keep_features else ())[1]
+            n_new = assign_cells(tree.arrays, tree.node_stats["cell"], 0, n_new)
+            group[old_cells] = tree.node_stats["cell"][holder[leaves]] - 1
         self.growth_lifetime_ = float(growth)
         if not keep_features:
             self.lifetime_ = float(growth)
@@ -1333,19 +1326,16 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
             return
         lifetime = capped_lifetime(self.trees_, float(self.lifetime_),
                                    max(int(self.n_trees), int(_PRUNE_TO * cap)))
-        trees, old_columns, new_columns, counts = [], [], [], []
+        old_columns, new_columns, counts = [], [], []
         n_columns = 0
         for tree in self.trees_:
-            pruned, old_to_new = pruned_copy(tree, lifetime)
             n = tree.n_nodes
-            holder = np.empty(n, dtype=np.int64)
-            kept_nodes(tree.arrays.parent, old_to_new, n, holder)
-            n_columns = assign_columns([pruned], n_columns)
             leaves = np.flatnonzero(tree.arrays.left[:n] == LEAF)
             old_columns.append(tree.node_stats["column"][leaves] - 1)
-            new_columns.append(pruned.node_stats["column"][holder[leaves]] - 1)
             counts.append(tree.arrays.n_points[leaves].astype(np.float64))
-            trees.append(pruned)
+            holder = prune_in_place(tree, lifetime)[1]
+            n_columns = assign_columns([tree], n_columns)
+            new_columns.append(tree.node_stats["column"][holder[leaves]] - 1)
         old_columns, new_columns, counts = map(np.concatenate,
                                                (old_columns, new_columns, counts))
         coef = np.zeros((n_columns, self.coef_.shape[1]))
@@ -1353,7 +1343,6 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         np.add.at(coef, new_columns, counts[:, None] * self.coef_[old_columns])
         np.add.at(total, new_columns, counts)
         self.coef_ = coef / np.maximum(total, 1.0)[:, None]
-        self.trees_ = trees
         self.lifetime_ = float(lifetime)
         self.n_kernel_features_ = n_columns
         if "_fast_args" in self.__dict__:  # not pickled: a loaded model sets it later
