@@ -152,7 +152,7 @@ def node_box_extent(lower, upper, box_row, leaf_head, points, node):
     """``box_extent`` of the box of ``node``."""
     if points is None:
         return box_extent(lower, upper, node)
-    row = box_row[node]
+    row = np.int64(box_row[node])  # one specialisation of box_extent (node ids are int64)
     if row >= 0:
         return box_extent(lower, upper, row)
     s = leaf_head[node]
@@ -168,7 +168,7 @@ def node_box_excess(lower, upper, box_row, leaf_head, points, node, x, out):
     """``box_excess`` of the box of ``node``."""
     if points is None:
         return box_excess(lower, upper, node, x, out)
-    row = box_row[node]
+    row = np.int64(box_row[node])  # as in node_box_extent
     if row >= 0:
         return box_excess(lower, upper, row, x, out)
     s = leaf_head[node]
@@ -191,7 +191,7 @@ def node_box_holds(lower, upper, box_row, leaf_head, points, node, x):
     """``box_holds`` of the box of ``node``."""
     if points is None:
         return box_holds(lower, upper, node, x)
-    row = box_row[node]
+    row = np.int64(box_row[node])  # as in node_box_extent
     if row >= 0:
         return box_holds(lower, upper, row, x)
     s = leaf_head[node]

@@ -38,13 +38,6 @@ SIZE_SAMPLE_NEXT = 1
 SIZE_SAMPLE_MULT = 2
 
 
-@kernel
-def _address(array):
-    """The address of the first element of ``array`` (faster than reading
-    ``__array_interface__`` in Python)."""
-    return array.ctypes.data
-
-
 class TreeTable:
     """Addresses of the arrays of a list of trees (see the module docstring).
 
@@ -110,7 +103,9 @@ class TreeTable:
             flags = a.flags
             if not (flags.c_contiguous and flags.writeable):
                 return False
-        self.addresses[t] = [_address(a) for a in arrays]
+        # in Python: a compiled helper would be compiled once per dtype and
+        # dimension (seven times on a first use), for a table filled rarely
+        self.addresses[t] = [a.ctypes.data for a in arrays]
         self.sizes[t] = (tree.capacity, tree.sample_next.shape[0], tree.sample_mult.shape[0])
         self._keep[t] = arrays
         self._widths[t] = _column_widths(tree, self.stats_names)
