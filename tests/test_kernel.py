@@ -339,6 +339,67 @@ def test_classifier_sweep_evaluates_on_a_geometric_grid():
         paths[0.05]["lifetimes"][np.isin(paths[0.05]["n_features"], common)])
 
 
+@pytest.mark.parametrize("loss", [0, 1])  # log loss / softmax, squared hinge
+@pytest.mark.parametrize("n_out", [1, 3])
+def test_batch_objective_gradient_equals_finite_differences(loss, n_out):
+    from mondrianlearn.kernel._lbfgs import objective
+
+    rng = np.random.RandomState(loss * 10 + n_out)
+    n_rows, n_trees, n_features = 30, 4, 12
+    active = np.sort(rng.randint(0, n_features, size=(n_rows, n_trees)), axis=1)
+    labels = rng.randint(0, max(n_out, 2), size=n_rows)
+    weights = rng.uniform(0.5, 2.0, size=n_rows)
+    W = rng.normal(scale=0.7, size=(n_features, n_out))
+    G = np.empty_like(W)
+    objective(W, active, labels, weights, 0.1, loss, 0.5, G)
+    step = 1e-6
+    numeric = np.empty_like(W)
+    for index in np.ndindex(W.shape):
+        up, down = W.copy(), W.copy()
+        up[index] += step
+        down[index] -= step
+        numeric[index] = (objective(up, active, labels, weights, 0.1, loss, 0.5, G.copy())
+                          - objective(down, active, labels, weights, 0.1, loss, 0.5,
+                                      G.copy())) / (2 * step)
+    np.testing.assert_allclose(G, numeric, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_classifier_fit_reaches_the_minimum_of_its_logistic_objective(n_classes):
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.RandomState(n_classes)
+    X = rng.uniform(-1, 1, size=(300, 3))
+    y = (X[:, 0] > 0).astype(int) + (n_classes == 3) * (X[:, 1] > 0.3)
+    w = rng.uniform(0.5, 2.0, size=300)
+    alpha = 1e-2
+    clf = MondrianKernelClassifier(n_trees=20, lifetime=3.0, alpha=alpha, max_iter=500,
+                                   feature_scale="range", random_state=0).fit(X, y, w)
+    assert clf.n_iter_ < 500  # converged
+    # the same objective: mean weighted loss + alpha/2 |W|^2 <=> C = 1 / (alpha * sum w)
+    reference = LogisticRegression(C=1.0 / (alpha * w.sum()), fit_intercept=False, tol=1e-10,
+                                   max_iter=10_000).fit(clf.feature_map(X), y, w)
+    Xt = rng.uniform(-1, 1, size=(200, 3))
+    np.testing.assert_allclose(clf.predict_proba(Xt),
+                               reference.predict_proba(clf.feature_map(Xt)), atol=2e-4)
+
+
+def test_classifier_sgd_solver_runs_its_epochs_and_differs():
+    X, y = _xor(400, seed=3)
+    sgd = MondrianKernelClassifier(n_trees=20, lifetime=4.0, solver="sgd", max_iter=10,
+                                   random_state=0).fit(X, y)
+    lbfgs = MondrianKernelClassifier(n_trees=20, lifetime=4.0, random_state=0).fit(X, y)
+    assert sgd.n_iter_ == 10 and 0 < lbfgs.n_iter_ <= 100
+    assert not np.allclose(sgd.coef_, lbfgs.coef_)
+    assert sgd.score(X, y) > 0.9 and lbfgs.score(X, y) > 0.9
+    # a classifier pickled before ``solver`` existed trained by SGD epochs
+    state = lbfgs.__getstate__()
+    del state["solver"]
+    old = MondrianKernelClassifier.__new__(MondrianKernelClassifier)
+    old.__setstate__(state)
+    assert old.get_params()["solver"] == "sgd"
+
+
 def test_classifier_multiclass_strings_and_proba():
     rng = np.random.RandomState(0)
     X = rng.uniform(-1, 1, size=(300, 2))

@@ -1,0 +1,201 @@
+"""Batch training of the kernel classifier: L-BFGS on its whole objective.
+
+The classifier's weights minimise the mean (weighted) loss of the rows plus
+``alpha / 2`` times the squared norm of the weights. Online, SGD takes one step
+per row; in batch (``fit``) the objective is known in full, and a quasi-Newton
+method reaches its minimum where a fixed number of SGD epochs at a constant rate
+stops short of it (on satimage, ten epochs: 0.8975 test accuracy; the minimum:
+0.904). :func:`objective` is the compiled loss and gradient over the rows' feature
+columns; :func:`minimize` is a plain L-BFGS (two-loop recursion, backtracking line
+search) on a flat vector. SciPy's ``L-BFGS-B`` spends about 0.1 s per iteration on
+its own bookkeeping at the 600,000 weights of satimage, more than the objective.
+"""
+
+import numpy as np
+
+from ..engine._jit import kernel
+from ._sweep import _loss_gradient, _scores
+
+HISTORY = 5
+"""Pairs of steps and gradient changes that L-BFGS keeps (each pair reads all the
+weights twice per iteration: letter's 2.6 million weights took 73 ms per iteration
+with 10 pairs, as long as the objective itself)."""
+
+GRADIENT_TOLERANCE = 1e-6
+"""L-BFGS stops once no gradient entry is larger (or after ``max_iter``)."""
+
+
+@kernel
+def _loss_value(scores, label, loss):
+    """The loss of one row whose scores are ``scores`` (as ``_loss_gradient``)."""
+    n_out = scores.shape[0]
+    if n_out == 1:
+        y = 1.0 if label == 1 else -1.0
+        m = y * scores[0]
+        if loss == 0:
+            return np.log1p(np.exp(-m)) if m > 0 else -m + np.log1p(np.exp(m))
+        return (1.0 - m) ** 2 if m < 1.0 else 0.0
+    if loss == 0:
+        top = scores[0]
+        for k in range(1, n_out):
+            if scores[k] > top:
+                top = scores[k]
+        total = 0.0
+        for k in range(n_out):
+            total += np.exp(scores[k] - top)
+        return top + np.log(total) - scores[label]
+    value = 0.0
+    for k in range(n_out):
+        y = 1.0 if k == label else -1.0
+        m = y * scores[k]
+        if m < 1.0:
+            value += (1.0 - m) ** 2
+    return value
+
+
+@kernel(allocates=True)
+def objective(W, active, labels, weights, alpha, loss, scale, G):
+    """The classifier's batch objective at ``W`` and its gradient (into ``G``).
+
+    ``sum_n weights[n] * loss_n / sum_n weights[n] + alpha / 2 * |W|^2``, where the
+    scores of row ``n`` are ``scale`` times the sum of the rows of ``W`` at its
+    feature columns ``active[n]``.
+    """
+    n_out = W.shape[1]
+    scores = np.empty(n_out)
+    grad = np.empty(n_out)
+    total_weight = 0.0
+    for n in range(active.shape[0]):
+        total_weight += weights[n]
+    for j in range(W.shape[0]):
+        for k in range(n_out):
+            G[j, k] = 0.0
+    value = 0.0
+    for n in range(active.shape[0]):
+        w = weights[n] / total_weight
+        if w <= 0.0:
+            continue
+        _scores(W, active, n, scale, scores)
+        value += w * _loss_value(scores, labels[n], loss)
+        _loss_gradient(scores, labels[n], loss, grad)
+        for s in range(active.shape[1]):
+            j = active[n, s]
+            for k in range(n_out):
+                G[j, k] += w * scale * grad[k]
+    penalty = 0.0
+    for j in range(W.shape[0]):
+        for k in range(n_out):
+            penalty += W[j, k] * W[j, k]
+            G[j, k] += alpha * W[j, k]
+    return value + 0.5 * alpha * penalty
+
+
+@kernel
+def _direction(gradient, S, Y, rho, count, newest, coefficients, out):
+    """The L-BFGS direction ``-H gradient`` into ``out`` (two-loop recursion) from
+    the last ``count`` pairs of the ring buffers ``S``, ``Y``, ``rho`` (the newest
+    at ``newest``); returns its slope ``gradient . out``."""
+    n = gradient.shape[0]
+    size = S.shape[0]
+    for i in range(n):
+        out[i] = -gradient[i]
+    for c in range(count):
+        slot = (newest - c) % size
+        a = 0.0
+        for i in range(n):
+            a += S[slot, i] * out[i]
+        a *= rho[slot]
+        coefficients[c] = a
+        for i in range(n):
+            out[i] -= a * Y[slot, i]
+    if count > 0:
+        sy = 0.0
+        yy = 0.0
+        for i in range(n):
+            sy += S[newest, i] * Y[newest, i]
+            yy += Y[newest, i] * Y[newest, i]
+        gamma = sy / yy
+    else:  # the first step: at most a unit change of any weight
+        top = 1.0
+        for i in range(n):
+            top = max(top, abs(gradient[i]))
+        gamma = 1.0 / top
+    for i in range(n):
+        out[i] *= gamma
+    for c in range(count - 1, -1, -1):
+        slot = (newest - c) % size
+        b = 0.0
+        for i in range(n):
+            b += Y[slot, i] * out[i]
+        b = coefficients[c] - rho[slot] * b
+        for i in range(n):
+            out[i] += b * S[slot, i]
+    slope = 0.0
+    for i in range(n):
+        slope += gradient[i] * out[i]
+    return slope
+
+
+def minimize(fun, x, max_iter, history=HISTORY, tolerance=GRADIENT_TOLERANCE):
+    """Minimise ``fun`` (``x -> (value, gradient)``, flat arrays; the gradient may
+    be overwritten by the next call) by L-BFGS from ``x``; returns ``(x,
+    iterations)``.
+
+    Each iteration takes the quasi-Newton direction of the last ``history`` steps
+    (scaled by the last step's curvature) and halves the step until the value falls
+    by a share of the slope (Armijo); a direction that does not descend restarts
+    from the gradient. A pair whose curvature is not positive is not kept.
+    """
+    n = x.shape[0]
+    S = np.empty((history, n))
+    Y = np.empty((history, n))
+    rho = np.empty(history)
+    coefficients = np.empty(history)
+    direction = np.empty(n)
+    candidate = np.empty(n)
+    count, newest = 0, history - 1
+    value, gradient = fun(x)
+    gradient = gradient.copy()
+    iteration = 0
+    while iteration < max_iter and np.abs(gradient).max() > tolerance:
+        iteration += 1
+        slope = _direction(gradient, S, Y, rho, count, newest, coefficients, direction)
+        if slope >= 0.0:  # not a descent direction: start again from the gradient
+            count = 0
+            slope = _direction(gradient, S, Y, rho, count, newest, coefficients, direction)
+        length = 1.0
+        while True:
+            np.multiply(direction, length, out=candidate)
+            candidate += x
+            new_value, new_gradient = fun(candidate)
+            if new_value <= value + 1e-4 * length * slope:
+                break
+            length *= 0.5
+            if length < 1e-12:
+                return x, iteration
+        slot = (newest + 1) % history
+        np.subtract(candidate, x, out=S[slot])
+        np.subtract(new_gradient, gradient, out=Y[slot])
+        curvature = S[slot] @ Y[slot]
+        if curvature > 1e-12 * (Y[slot] @ Y[slot]):
+            rho[slot] = 1.0 / curvature
+            newest = slot
+            count = min(count + 1, history)
+        x, candidate, value = candidate, x, new_value
+        gradient[:] = new_gradient
+    return x, iteration
+
+
+def fit_weights(W, active, labels, weights, alpha, loss, scale, max_iter):
+    """The weights that minimise :func:`objective`, by L-BFGS from ``W`` (its
+    shape kept); returns ``(W, iterations)``."""
+    shape = W.shape
+    G = np.empty(shape)
+
+    def fun(x):
+        value = objective(x.reshape(shape), active, labels, weights, alpha, loss, scale, G)
+        return value, G.ravel()
+
+    x, iterations = minimize(fun, np.ascontiguousarray(W, dtype=np.float64).ravel().copy(),
+                             max_iter)
+    return x.reshape(shape), iterations
