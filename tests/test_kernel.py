@@ -373,8 +373,9 @@ def test_classifier_fit_reaches_the_minimum_of_its_logistic_objective(n_classes)
     y = (X[:, 0] > 0).astype(int) + (n_classes == 3) * (X[:, 1] > 0.3)
     w = rng.uniform(0.5, 2.0, size=300)
     alpha = 1e-2
-    clf = MondrianKernelClassifier(n_trees=20, lifetime=3.0, alpha=alpha, max_iter=500,
-                                   feature_scale="range", random_state=0).fit(X, y, w)
+    clf = MondrianKernelClassifier(n_trees=20, lifetime=3.0, alpha=alpha, solver="lbfgs",
+                                   max_iter=500, feature_scale="range",
+                                   random_state=0).fit(X, y, w)
     assert clf.n_iter_ < 500  # converged
     # the same objective: mean weighted loss + alpha/2 |W|^2 <=> C = 1 / (alpha * sum w)
     reference = LogisticRegression(C=1.0 / (alpha * w.sum()), fit_intercept=False, tol=1e-10,
@@ -384,14 +385,43 @@ def test_classifier_fit_reaches_the_minimum_of_its_logistic_objective(n_classes)
                                reference.predict_proba(clf.feature_map(Xt)), atol=2e-4)
 
 
-def test_classifier_sgd_solver_runs_its_epochs_and_differs():
-    X, y = _xor(400, seed=3)
-    sgd = MondrianKernelClassifier(n_trees=20, lifetime=4.0, solver="sgd", max_iter=10,
-                                   random_state=0).fit(X, y)
-    lbfgs = MondrianKernelClassifier(n_trees=20, lifetime=4.0, random_state=0).fit(X, y)
-    assert sgd.n_iter_ == 10 and 0 < lbfgs.n_iter_ <= 100
+@pytest.mark.parametrize("data, chosen", [("noisy xor", "sgd"), ("three classes", "lbfgs")])
+def test_classifier_solvers_and_the_choice_between_them(data, chosen):
+    if data == "noisy xor":
+        X, y = _xor(400, seed=3)
+        y[::7] = 1 - y[::7]
+    else:
+        rng = np.random.RandomState(1)
+        X = rng.uniform(-1, 1, size=(600, 3))
+        y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.3)
+    kwargs = dict(n_trees=20, random_state=0)
+    sgd = MondrianKernelClassifier(solver="sgd", **kwargs).fit(X, y)
+    lbfgs = MondrianKernelClassifier(solver="lbfgs", max_iter=1000, **kwargs).fit(X, y)
+    auto = MondrianKernelClassifier(max_iter=None, **kwargs).fit(X, y)
+    assert sgd.n_iter_ == 10 and sgd.solver_ == "sgd"
+    assert 0 < lbfgs.n_iter_ < 1000 and lbfgs.solver_ == "lbfgs"  # converged
     assert not np.allclose(sgd.coef_, lbfgs.coef_)
-    assert sgd.score(X, y) > 0.9 and lbfgs.score(X, y) > 0.9
+    errors = auto.validation_errors_
+    assert auto.solver_ == ("lbfgs" if errors["lbfgs"] < errors["sgd"] else "sgd") == chosen
+    path = auto.lifetime_path_  # the SGD weights' error: the one the sweep recorded
+    selected = np.flatnonzero(path["n_features"] == auto.n_kernel_features_)
+    assert selected.size == 1
+    assert errors["sgd"] == pytest.approx(path["validation_error"][selected[0]])
+    if auto.solver_ == "sgd":  # the same epochs as solver="sgd"
+        np.testing.assert_array_equal(auto.coef_, sgd.coef_)
+    else:  # the minimum that solver="lbfgs" reaches, from another start
+        from mondrianlearn.kernel._lbfgs import objective
+
+        columns = auto._columns(auto._check_predict_input(X))
+        labels = auto._labels(y)
+        value = [objective(m.coef_, columns, labels, np.ones(len(y)), m.alpha, 0,
+                           1 / np.sqrt(m.n_trees), np.empty_like(m.coef_))
+                 for m in (auto, lbfgs)]
+        assert value[0] == pytest.approx(value[1], rel=1e-3)  # a flat minimum (alpha 1e-6)
+        np.testing.assert_allclose(auto.predict_proba(X), lbfgs.predict_proba(X), atol=1e-2)
+    # with a fixed lifetime there are no validation rows: SGD, as before
+    fixed = MondrianKernelClassifier(lifetime=4.0, **kwargs).fit(X, y)
+    assert fixed.solver_ == "sgd" and not hasattr(fixed, "validation_errors_")
     # a classifier pickled before ``solver`` existed trained by SGD epochs
     state = lbfgs.__getstate__()
     del state["solver"]

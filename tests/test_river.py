@@ -193,8 +193,10 @@ def test_mondrian_kernel_models_for_river():
 # Defaults that differ from the estimator's, on purpose: the kernel models' lifetime
 # sweep needs a batch, and a stream's first call has one row.
 _OWN_DEFAULTS = {"MondrianKernelRegressor": {"n_trees", "lifetime"},
-                 # a row at a time, cells grow to the cap: a smaller one bounds memory
-                 "MondrianKernelClassifier": {"n_trees", "lifetime", "max_features"}}
+                 # a row at a time, cells grow to the cap: a smaller one bounds memory;
+                 # its first call is a row, learned by SGD epochs as every later one
+                 "MondrianKernelClassifier": {"n_trees", "lifetime", "max_features",
+                                              "solver", "max_iter"}}
 
 
 @pytest.mark.parametrize("name", mlr.__all__)

@@ -889,8 +889,14 @@ class MondrianKernelClassifier(_BackedClassifier):
         L2 penalty, applied to the weights each row touches.
     eta0 : float, default=0.5
         Constant learning rate of the SGD.
+    solver : str, default="sgd"
+        How the first call trains the weights: ``"sgd"``, ``max_iter`` epochs of
+        SGD, as every later call does; ``"lbfgs"``: ``max_iter`` iterations of
+        L-BFGS towards the minimum of its objective on those rows; ``"auto"`` (the
+        estimator's default, for a batch ``fit``): the one with fewer errors on
+        the rows the lifetime sweep holds out (SGD with a fixed lifetime).
     max_iter : int, default=10
-        Epochs over the first row (the first call), as in ``partial_fit``.
+        Epochs (or L-BFGS iterations) over the first row (the first call).
     sweep_epochs : int, default=1
         Epochs at each evaluation of the lifetime sweep.
     sweep_step : float, default=0.05
@@ -931,7 +937,7 @@ class MondrianKernelClassifier(_BackedClassifier):
         return self.loss == "log_loss"
 
     def __init__(self, n_trees=50, lifetime=1.0, loss="log_loss", alpha=1e-6, eta0=0.5,
-                 max_iter=10, sweep_epochs=1, sweep_step=0.05, max_lifetime=None,
-                 max_features=20000, validation_fraction=0.1, early_stopping=True,
-                 feature_scale="auto", n_jobs=None, seed=None):
+                 solver="sgd", max_iter=10, sweep_epochs=1, sweep_step=0.05,
+                 max_lifetime=None, max_features=20000, validation_fraction=0.1,
+                 early_stopping=True, feature_scale="auto", n_jobs=None, seed=None):
         _set_params(self, locals())

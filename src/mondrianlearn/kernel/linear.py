@@ -58,7 +58,7 @@ from ._ridge import (
     one_blas_thread,
     ridge_cholesky,
 )
-from ._sweep import FlatForest, RidgeSweep, sgd_epochs, sgd_sweep
+from ._sweep import FlatForest, RidgeSweep, sgd_epochs, sgd_errors, sgd_sweep
 
 
 def default_max_lifetime(X, random_state):
@@ -1031,6 +1031,9 @@ class _Reservoir:
 
 _LOSSES = {"log_loss": 0, "squared_hinge": 1}
 
+_DEFAULT_ITERATIONS = {"sgd": 10, "lbfgs": 100}
+"""``max_iter=None``: epochs of SGD, iterations of L-BFGS."""
+
 
 class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
     """Linear classifier on Mondrian kernel features, trained by SGD.
@@ -1042,9 +1045,9 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
     two new features inherit the weight of the split one (predictions unchanged).
     Once the features have grown by ``sweep_step`` (5%) since the last evaluation,
     ``sweep_epochs`` epochs of SGD run and the validation accuracy is recorded; the
-    lifetime selected is kept, and the weights are then fitted on all rows by L-BFGS
-    from the sweep's (``solver``). ``partial_fit`` learns online by SGD: one epoch
-    per mini-batch.
+    lifetime selected is kept, and the weights are then fitted on all rows from the
+    sweep's, by SGD or L-BFGS (``solver``). ``partial_fit`` learns online by SGD: one
+    epoch per mini-batch.
 
     Parameters
     ----------
@@ -1068,20 +1071,22 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         weights each row touches.
     eta0 : float, default=0.5
         Constant learning rate of SGD (every row's features have unit norm).
-    solver : {"lbfgs", "sgd"}, default="lbfgs"
+    solver : {"auto", "lbfgs", "sgd"}, default="auto"
         How ``fit`` trains the weights once the lifetime is fixed, from those of
-        the sweep: ``"lbfgs"`` minimises the objective (``max_iter`` iterations at
-        most; ``kernel._lbfgs``); ``"sgd"`` runs ``max_iter`` epochs of SGD, as
-        earlier releases did (with ``max_iter=10``). Default ``"lbfgs"``: ten SGD
-        epochs at a constant rate stop short of the minimum, and on the shared
-        classification sets the minimum was up to 1.1 points more accurate
-        (letter, satimage, usps), 1.6 points less on dna and 0.5 on spambase, where
-        stopping short regularised (``benchmarks/bench_defaults.py``). It costs
-        up to about 7 s more on letter's 15,000 rows and 26 classes; ``partial_fit``
-        is not affected.
-    max_iter : int, default=100
-        Iterations of L-BFGS (``solver="lbfgs"``) or epochs of SGD (``"sgd"``) on
-        all rows after the lifetime is fixed.
+        the sweep. ``"sgd"``: ``max_iter`` epochs of SGD (10), as earlier releases
+        did; they stop short of the minimum of the objective, which regularises.
+        ``"lbfgs"``: L-BFGS towards that minimum (at most ``max_iter`` iterations,
+        100; ``kernel._lbfgs``). ``"auto"``: L-BFGS fits the sweep's fitting rows
+        first, and is kept if its weights make fewer errors on the sweep's
+        validation rows than the sweep's SGD weights (``validation_errors_``); SGD
+        otherwise, and always with a fixed lifetime (no validation rows). The
+        minimum was up to a point more accurate on letter, satimage and usps and
+        1.6 points less on dna (``benchmarks/bench_defaults.py``); the choice costs
+        one L-BFGS fit more than ``"lbfgs"`` (about 10 s on letter's 15,000 rows and
+        26 classes). ``partial_fit`` learns by SGD whatever the solver.
+    max_iter : int, default=None
+        Epochs of SGD or iterations of L-BFGS on all rows after the lifetime is
+        fixed (``None``: 10 epochs, 100 iterations).
     sweep_epochs : int, default=1
         Epochs at each evaluation of the sweep.
     sweep_step : float, default=0.05
@@ -1136,7 +1141,12 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         ``classes_[1]``), one per class otherwise.
     n_iter_ : int
         Iterations of L-BFGS, or epochs of SGD, run on all rows after the lifetime
-        was fixed (at most ``max_iter``).
+        was fixed.
+    solver_ : str
+        The solver that trained them (``"sgd"`` or ``"lbfgs"``).
+    validation_errors_ : dict
+        ``solver="auto"`` after a sweep: the validation error of each solver's
+        weights fitted on the sweep's fitting rows.
     lifetime_, max_lifetime_, lifetime_path_, trees_, n_kernel_features_
         As in :class:`MondrianKernelRegressor` (errors are misclassification
         rates; no marginal likelihood; ``lifetime_path_`` has one entry per
@@ -1159,14 +1169,14 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         "loss": [StrOptions(set(_LOSSES))],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "eta0": [Interval(Real, 0, None, closed="neither")],
-        "solver": [StrOptions({"lbfgs", "sgd"})],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions({"auto", "lbfgs", "sgd"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "sweep_epochs": [Interval(Integral, 1, None, closed="left")],
         "sweep_step": [Interval(Real, 0, None, closed="left")],
     }
 
     def __init__(self, n_trees=100, *, lifetime="auto", loss="log_loss", alpha=1e-6,
-                 eta0=0.5, solver="lbfgs", max_iter=100, sweep_epochs=1, sweep_step=0.05,
+                 eta0=0.5, solver="auto", max_iter=None, sweep_epochs=1, sweep_step=0.05,
                  max_lifetime=None, max_features=100000, validation_fraction=0.1,
                  early_stopping=True, feature_scale="auto", n_jobs=None,
                  random_state=None):
@@ -1238,8 +1248,9 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         self._rng = states[-1].copy()
         self.lifetime_path_ = None
         loss = _LOSSES[self.loss]
+        split = None  # the sweep's fitting and validation weights
         if self.lifetime == "auto" and X.shape[0] >= 2:
-            coef = self._sweep(X, labels, sample_weight, rng, states, loss)
+            coef, split = self._sweep(X, labels, sample_weight, rng, states, loss)
         else:
             self.lifetime_ = (float(self.lifetime) if self.lifetime != "auto"
                               else float(self.max_lifetime or 1.0))
@@ -1254,17 +1265,42 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
             coef = np.zeros((self.n_kernel_features_, self._n_outputs()))
         columns = self._columns(X)
         scale = 1.0 / np.sqrt(self.n_trees)
-        if self.solver == "lbfgs":
+        solver = self.solver
+        if solver == "auto":
+            solver, coef = (("sgd", coef) if split is None else
+                            self._choose_solver(coef, columns, labels, *split, loss, scale))
+        if solver == "lbfgs":
             coef, self.n_iter_ = fit_weights(coef, columns, labels, sample_weight,
                                              float(self.alpha), loss, scale,
-                                             int(self.max_iter))
+                                             self._iterations("lbfgs"))
         else:
             order = np.arange(X.shape[0], dtype=np.int64)
-            sgd_epochs(coef, columns, labels, sample_weight, order, self.max_iter,
+            self.n_iter_ = self._iterations("sgd")
+            sgd_epochs(coef, columns, labels, sample_weight, order, self.n_iter_,
                        float(self.eta0), float(self.alpha), loss, scale, self._rng)
-            self.n_iter_ = int(self.max_iter)
+        self.solver_ = solver
         self.coef_ = coef
         self.n_samples_seen_ = X.shape[0]
+
+    def _iterations(self, solver):
+        """``max_iter``, or its default for ``solver``."""
+        if self.max_iter is not None:
+            return int(self.max_iter)
+        return _DEFAULT_ITERATIONS[solver]
+
+    def _choose_solver(self, coef, columns, labels, weight_fit, weight_val, loss, scale):
+        """``solver="auto"``: ``("lbfgs", W)`` when the weights ``W`` that L-BFGS fits
+        on the sweep's fitting rows, from the sweep's, make fewer errors on its
+        validation rows than the sweep's SGD weights ``coef``; else ``("sgd", coef)``.
+        """
+        errors = np.empty(2)
+        sgd_errors(coef, columns, labels, weight_fit, weight_val, scale, errors)
+        sgd_error = errors[1]
+        W = fit_weights(coef, columns, labels, weight_fit, float(self.alpha), loss, scale,
+                        self._iterations("lbfgs"))[0]
+        sgd_errors(W, columns, labels, weight_fit, weight_val, scale, errors)
+        self.validation_errors_ = {"sgd": float(sgd_error), "lbfgs": float(errors[1])}
+        return ("lbfgs", W) if errors[1] < sgd_error else ("sgd", coef)
 
     def _sweep(self, X, labels, sample_weight, rng, states, loss):
         self.max_lifetime_ = (float(self.max_lifetime) if self.max_lifetime is not None
@@ -1289,7 +1325,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
             leaf = tree.arrays.left[new] == LEAF
             column = tree.node_stats["column"][new[leaf]] - 1
             coef[column] = W_best[forest.offset[t] + kept[leaf]]
-        return coef
+        return coef, (weight_fit, weight_val)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learn a mini-batch online: extend the partitions, one SGD epoch on it.
