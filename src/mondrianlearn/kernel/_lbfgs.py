@@ -4,8 +4,9 @@ The classifier's weights minimise the mean (weighted) loss of the rows plus
 ``alpha / 2`` times the squared norm of the weights. Online, SGD takes one step
 per row; in batch (``fit``) the objective is known in full, and a quasi-Newton
 method reaches its minimum where a fixed number of SGD epochs at a constant rate
-stops short of it (on satimage, ten epochs: 0.8975 test accuracy; the minimum:
-0.904). :func:`objective` is the compiled loss and gradient over the rows' feature
+stops short of it (on satimage, ten epochs: 0.897 test accuracy; the minimum: 0.904,
+``benchmarks/bench_kernel_defaults.py``). Which of the two generalises better varies
+with the data: ``solver="auto"`` of the classifier asks the sweep's validation rows. :func:`objective` is the compiled loss and gradient over the rows' feature
 columns; :func:`minimize` is a plain L-BFGS (two-loop recursion, backtracking line
 search) on a flat vector. SciPy's ``L-BFGS-B`` spends about 0.1 s per iteration on
 its own bookkeeping at the 600,000 weights of satimage, more than the objective.

@@ -489,7 +489,7 @@ def sgd_sweep(forest, labels, n_outputs, weight_fit, weight_val, n_epochs, eta, 
     one standard error of the lowest (:func:`within_one_error`). Past the
     shortest good lifetimes the validation error of the shared sets is flat to
     within its noise (a few hundred held-out rows), while the test error of the
-    final model, trained ``max_iter`` epochs on all rows, keeps falling: picking
+    final model, trained on all rows, keeps falling: picking
     the lowest of the noisy errors stopped the sweep of satimage at 1,004 features
     (``early_stopping`` ends it at twice the features of the selection), test
     accuracy 0.880, where the rule reaches 100,000 features and 0.890 (range
