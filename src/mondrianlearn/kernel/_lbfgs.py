@@ -6,10 +6,12 @@ per row; in batch (``fit``) the objective is known in full, and a quasi-Newton
 method reaches its minimum where a fixed number of SGD epochs at a constant rate
 stops short of it (on satimage, ten epochs: 0.897 test accuracy; the minimum: 0.904,
 ``benchmarks/bench_kernel_defaults.py``). Which of the two generalises better varies
-with the data: ``solver="auto"`` of the classifier asks the sweep's validation rows. :func:`objective` is the compiled loss and gradient over the rows' feature
-columns; :func:`minimize` is a plain L-BFGS (two-loop recursion, backtracking line
-search) on a flat vector. SciPy's ``L-BFGS-B`` spends about 0.1 s per iteration on
-its own bookkeeping at the 600,000 weights of satimage, more than the objective.
+with the data: ``solver="auto"`` of the classifier asks the sweep's validation rows.
+
+:func:`objective` is the compiled loss and gradient over the rows' feature columns;
+:func:`minimize` is a plain L-BFGS (two-loop recursion, backtracking line search) on
+a flat vector. SciPy's ``L-BFGS-B`` spends about 0.1 s per iteration on its own
+bookkeeping at the 600,000 weights of satimage, more than the objective.
 """
 
 import numpy as np
@@ -24,34 +26,6 @@ with 10 pairs, as long as the objective itself)."""
 
 GRADIENT_TOLERANCE = 1e-6
 """L-BFGS stops once no gradient entry is larger (or after ``max_iter``)."""
-
-
-@kernel
-def _loss_value(scores, label, loss):
-    """The loss of one row whose scores are ``scores`` (as ``_loss_gradient``)."""
-    n_out = scores.shape[0]
-    if n_out == 1:
-        y = 1.0 if label == 1 else -1.0
-        m = y * scores[0]
-        if loss == 0:
-            return np.log1p(np.exp(-m)) if m > 0 else -m + np.log1p(np.exp(m))
-        return (1.0 - m) ** 2 if m < 1.0 else 0.0
-    if loss == 0:
-        top = scores[0]
-        for k in range(1, n_out):
-            if scores[k] > top:
-                top = scores[k]
-        total = 0.0
-        for k in range(n_out):
-            total += np.exp(scores[k] - top)
-        return top + np.log(total) - scores[label]
-    value = 0.0
-    for k in range(n_out):
-        y = 1.0 if k == label else -1.0
-        m = y * scores[k]
-        if m < 1.0:
-            value += (1.0 - m) ** 2
-    return value
 
 
 @kernel(allocates=True)
@@ -77,8 +51,7 @@ def objective(W, active, labels, weights, alpha, loss, scale, G):
         if w <= 0.0:
             continue
         _scores(W, active, n, scale, scores)
-        value += w * _loss_value(scores, labels[n], loss)
-        _loss_gradient(scores, labels[n], loss, grad)
+        value += w * _loss_gradient(scores, labels[n], loss, grad)
         for s in range(active.shape[1]):
             j = active[n, s]
             for k in range(n_out):

@@ -351,7 +351,8 @@ def _scores(W, active, n, scale, out):
 
 @kernel
 def _loss_gradient(scores, label, loss, grad):
-    """Gradient of the loss in the scores; ``label`` is a class index.
+    """Gradient of the loss in the scores (into ``grad``); returns the loss.
+    ``label`` is a class index.
 
     One score (binary): ``y = +1`` for class 1, ``-1`` for class 0. Several scores:
     softmax cross-entropy (``loss == 0``) or one-vs-rest squared hinge (``loss == 1``).
@@ -364,11 +365,13 @@ def _loss_gradient(scores, label, loss, grad):
             if m > 0:
                 e = np.exp(-m)
                 grad[0] = -y * e / (1.0 + e)
-            else:
-                grad[0] = -y / (1.0 + np.exp(m))
-        else:
-            grad[0] = -2.0 * y * (1.0 - m) if m < 1.0 else 0.0
-        return
+                return np.log1p(e)
+            e = np.exp(m)
+            grad[0] = -y / (1.0 + e)
+            return np.log1p(e) - m
+        grad[0] = -2.0 * y * (1.0 - m) if m < 1.0 else 0.0
+        return (1.0 - m) ** 2 if m < 1.0 else 0.0
+    value = 0.0
     if loss == 0:
         top = scores[0]
         for k in range(1, n_out):
@@ -381,11 +384,15 @@ def _loss_gradient(scores, label, loss, grad):
         for k in range(n_out):
             grad[k] /= total
         grad[label] -= 1.0
+        value = top + np.log(total) - scores[label]
     else:
         for k in range(n_out):
             y = 1.0 if k == label else -1.0
             m = y * scores[k]
             grad[k] = -2.0 * y * (1.0 - m) if m < 1.0 else 0.0
+            if m < 1.0:
+                value += (1.0 - m) ** 2
+    return value
 
 
 @kernel
