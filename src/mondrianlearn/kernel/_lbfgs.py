@@ -41,7 +41,9 @@ def objective(W, active, labels, weights, alpha, loss, scale, G):
     grad = np.empty(n_out)
     total_weight = 0.0
     for n in range(active.shape[0]):
-        total_weight += weights[n]
+        total_weight += max(weights[n], 0.0)
+    if total_weight <= 0.0:  # no row to learn: the penalty alone
+        total_weight = 1.0
     for j in range(W.shape[0]):
         for k in range(n_out):
             G[j, k] = 0.0

@@ -917,8 +917,6 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         super().__setstate__(state)
         # Saved before ``feature_scale`` existed: fitted in raw units.
         self.__dict__.setdefault("feature_scale", None)
-        # Saved before ``solver`` existed: trained by ``max_iter`` epochs of SGD.
-        self.__dict__.setdefault("solver", "sgd")
         if "trees_" in self.__dict__ and "growth_lifetime_" not in self.__dict__:
             # Saved before the cells were kept apart from the features: each
             # feature is one cell, and the trees grow at the fitted lifetime.
@@ -1036,7 +1034,7 @@ _DEFAULT_ITERATIONS = {"sgd": 10, "lbfgs": 100}
 
 
 class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
-    """Linear classifier on Mondrian kernel features, trained by SGD.
+    """Linear classifier on Mondrian kernel features, trained by SGD or L-BFGS.
 
     Scores are ``Phi(x) W`` (one column for two classes, one per class otherwise);
     the loss is the logistic loss (softmax cross-entropy for several classes) or the
@@ -1251,6 +1249,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         rng, states = self._seeds()
         self._rng = states[-1].copy()
         self.lifetime_path_ = None
+        self.__dict__.pop("validation_errors_", None)  # set again by solver="auto"
         loss = _LOSSES[self.loss]
         split = None  # the sweep's fitting and validation weights
         if self.lifetime == "auto" and X.shape[0] >= 2:
