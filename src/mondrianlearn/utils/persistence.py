@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 
-STATE_FORMAT = 7
+STATE_FORMAT = 8
 """Version of the layout of fitted state; bumped when a saved model can no longer load.
 
 An estimator reads the formats from its ``_oldest_state_format`` to this one: a
@@ -30,7 +30,9 @@ trees saved in earlier formats get their float64 boxes rounded outward when they
 load, ``TreeState.__setstate__``, and origin 0; 7: a model records the parameters
 that fix its structure when it starts learning, ``_structure_``, and a later
 ``partial_fit`` refuses a change of them: models saved in earlier formats load
-without the record and are not checked)."""
+without the record and are not checked; 8: ``MondrianKernelClassifier`` has the
+``solver`` parameter and records the one it used, ``solver_``: models saved in
+earlier formats load with ``solver="sgd"``, which trained them)."""
 
 
 _READ_ONLY = "_holds_read_only_arrays"
