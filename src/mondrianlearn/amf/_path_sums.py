@@ -413,7 +413,9 @@ def _proba_rows(tree, X, counts, total, log_weight, log_weight_tree, dirichlet,
         order = _visit_all(tree, log_weight, log_weight_tree, reach, share, split_share,
                            share_above)
         for node in order:
-            class_prefix(counts, total, dirichlet, share, node, tree.parent[node], prefix)
+            # the parent as int64, as path[j - 1] below: one specialisation of class_prefix
+            class_prefix(counts, total, dirichlet, share, node, np.int64(tree.parent[node]),
+                         prefix)
     mark = X.shape[0] > 1  # one row: no node is reached twice, nothing to clear
     for r in range(X.shape[0]):
         x = X[r]
