@@ -17,7 +17,7 @@ bookkeeping at the 600,000 weights of satimage, more than the objective.
 import numpy as np
 
 from ..engine._jit import kernel
-from ._sweep import _loss_gradient, _scores
+from ._sweep import _loss_gradient
 
 HISTORY = 5
 """Pairs of steps and gradient changes that L-BFGS keeps (each pair reads all the
@@ -35,34 +35,47 @@ def objective(W, active, labels, weights, alpha, loss, scale, G):
     ``sum_n weights[n] * loss_n / sum_n weights[n] + alpha / 2 * |W|^2``, where the
     scores of row ``n`` are ``scale`` times the sum of the rows of ``W`` at its
     feature columns ``active[n]``.
+
+    The rows' scores are summed, and the gradient scattered, one column of
+    ``active`` (one tree: a block of the weights that stays in cache) at a time
+    over all rows: row by row, each row read the weights of every tree, and on
+    letter (2.6 million weights) one evaluation took about 0.1 s.
     """
-    n_out = W.shape[1]
-    scores = np.empty(n_out)
-    grad = np.empty(n_out)
+    n_rows, n_out = active.shape[0], W.shape[1]
     total_weight = 0.0
-    for n in range(active.shape[0]):
+    for n in range(n_rows):
         total_weight += max(weights[n], 0.0)
     if total_weight <= 0.0:  # no row to learn: the penalty alone
         total_weight = 1.0
-    for j in range(W.shape[0]):
-        for k in range(n_out):
-            G[j, k] = 0.0
-    value = 0.0
-    for n in range(active.shape[0]):
-        w = weights[n] / total_weight
-        if w <= 0.0:
-            continue
-        _scores(W, active, n, scale, scores)
-        value += w * _loss_gradient(scores, labels[n], loss, grad)
-        for s in range(active.shape[1]):
+    scores = np.zeros((n_rows, n_out))
+    for s in range(active.shape[1]):
+        for n in range(n_rows):
             j = active[n, s]
             for k in range(n_out):
-                G[j, k] += w * scale * grad[k]
+                scores[n, k] += W[j, k]
+    grad = np.empty(n_out)
+    value = 0.0
+    for n in range(n_rows):  # scores becomes each row's weighted gradient
+        w = weights[n] / total_weight
+        row = scores[n]
+        if w <= 0.0:
+            row[:] = 0.0
+            continue
+        for k in range(n_out):
+            row[k] *= scale
+        value += w * _loss_gradient(row, labels[n], loss, grad)
+        for k in range(n_out):
+            row[k] = w * scale * grad[k]
     penalty = 0.0
     for j in range(W.shape[0]):
         for k in range(n_out):
             penalty += W[j, k] * W[j, k]
-            G[j, k] += alpha * W[j, k]
+            G[j, k] = alpha * W[j, k]
+    for s in range(active.shape[1]):
+        for n in range(n_rows):
+            j = active[n, s]
+            for k in range(n_out):
+                G[j, k] += scores[n, k]
     return value + 0.5 * alpha * penalty
 
 
