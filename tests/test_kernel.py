@@ -351,15 +351,16 @@ def test_batch_objective_gradient_equals_finite_differences(loss, n_out):
     weights = rng.uniform(0.5, 2.0, size=n_rows)
     W = rng.normal(scale=0.7, size=(n_features, n_out))
     G = np.empty_like(W)
-    objective(W, active, labels, weights, 0.1, loss, 0.5, G)
+    by_tree = np.ascontiguousarray(active.T)
+    objective(W, by_tree, labels, weights, 0.1, loss, 0.5, G)
     step = 1e-6
     numeric = np.empty_like(W)
     for index in np.ndindex(W.shape):
         up, down = W.copy(), W.copy()
         up[index] += step
         down[index] -= step
-        numeric[index] = (objective(up, active, labels, weights, 0.1, loss, 0.5, G.copy())
-                          - objective(down, active, labels, weights, 0.1, loss, 0.5,
+        numeric[index] = (objective(up, by_tree, labels, weights, 0.1, loss, 0.5, G.copy())
+                          - objective(down, by_tree, labels, weights, 0.1, loss, 0.5,
                                       G.copy())) / (2 * step)
     np.testing.assert_allclose(G, numeric, rtol=1e-5, atol=1e-7)
 
@@ -412,7 +413,7 @@ def test_classifier_solvers_and_the_choice_between_them(data, chosen):
     else:  # the minimum that solver="lbfgs" reaches, from another start
         from mondrianlearn.kernel._lbfgs import objective
 
-        columns = auto._columns(auto._check_predict_input(X))
+        columns = np.ascontiguousarray(auto._columns(auto._check_predict_input(X)).T)
         labels = auto._labels(y)
         value = [objective(m.coef_, columns, labels, np.ones(len(y)), m.alpha, 0,
                            1 / np.sqrt(m.n_trees), np.empty_like(m.coef_))
