@@ -1083,7 +1083,7 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         Elec2 (L-BFGS chosen), 0.8 less on spambase (L-BFGS chosen too), the same on
         the other three (SGD chosen: on dna, whose minimum was 1.6 points less
         accurate in an ad-hoc fit, the epochs' early stop regularises), for 1.2x to
-        2.4x the fit time (letter 13.2 to 26.5 s of CPU)
+        2.0x the fit time (letter 12.8 to 23.4 s of CPU)
         (``benchmarks/bench_kernel_defaults.py``). ``partial_fit`` learns by SGD
         whatever the solver.
     max_iter : int, default=None
