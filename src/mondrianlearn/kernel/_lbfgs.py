@@ -10,8 +10,8 @@ with the data: ``solver="auto"`` of the classifier asks the sweep's validation r
 
 :func:`objective` is the compiled loss and gradient over the rows' feature columns;
 :func:`minimize` is a plain L-BFGS (two-loop recursion, backtracking line search) on
-a flat vector. SciPy's ``L-BFGS-B`` spends about 0.1 s per iteration on its own
-bookkeeping at the 600,000 weights of satimage, more than the objective.
+a flat vector (SciPy's ``L-BFGS-B`` spent longer on its own bookkeeping per
+iteration than on the objective at these hundreds of thousands of weights).
 """
 
 import numpy as np
@@ -21,8 +21,7 @@ from ._sweep import _loss_gradient
 
 HISTORY = 5
 """Pairs of steps and gradient changes that L-BFGS keeps (each pair reads all the
-weights twice per iteration: letter's 2.6 million weights took 73 ms per iteration
-with 10 pairs, as long as the objective itself)."""
+weights twice per iteration: with ten, this took as long as the objective)."""
 
 GRADIENT_TOLERANCE = 1e-6
 """L-BFGS stops once no gradient entry is larger (or after ``max_iter``)."""
@@ -39,8 +38,8 @@ def objective(W, by_tree, labels, weights, alpha, loss, scale, G):
 
     The rows' scores are summed, and the gradient scattered, one tree at a time
     over all rows (a tree's block of the weights stays in cache, and its columns
-    are read in order): row by row, each row read the weights of every tree, and on
-    letter (2.6 million weights) one evaluation took about 0.1 s.
+    are read in order), rather than row by row, which reads the weights of every
+    tree for each row.
     """
     n_rows, n_out = by_tree.shape[1], W.shape[1]
     total_weight = 0.0

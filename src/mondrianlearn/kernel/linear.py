@@ -340,16 +340,16 @@ class MondrianKernelRegressor(RegressorMixin, _BaseMondrianKernelModel):
         Default 3e-3: on the seven shared regression sets, with the default units,
         it gave a lower test RMSE than the former 1e-4 on six and an equal one on
         energy (concrete 5.88 to 4.05, airfoil 2.32 to 2.07, housing 3.42 to 3.24;
-        ``benchmarks/bench_kernel_defaults.py`` before and after the change); in
-        ad-hoc sweeps 1e-2 was better on five but 13% worse on yacht
-        (``benchmarks/results/targets.md``). The ridge's predictions do not depend
-        on the unit of the target, the lifetime the marginal likelihood selects
-        does. Sample weights scale the squared errors and ``alpha`` does
-        not: rows whose weights add up to about ``alpha * n_trees / 1.8e-15``
-        (2e14 with the defaults) would lose it in floating point and are refused with a
-        ``FloatingPointError`` (by ``fit`` and ``partial_fit`` alike), as are targets
-        whose magnitude times the total weight reaches 1e150 (a ``ValueError``:
-        rescale ``y``), before anything changes.
+        ``benchmarks/bench_kernel_defaults.py`` before and after the change); the
+        best value differs from set to set (sweeps of it: ``targets.md``). The
+        ridge's predictions do not depend on the unit of the target, the lifetime
+        the marginal likelihood selects does. Sample weights scale the squared
+        errors and ``alpha`` does not: rows whose weights add up to about
+        ``alpha * n_trees / 1.8e-15`` (2e14 with the defaults) would lose it in
+        floating point and are refused with a ``FloatingPointError`` (by ``fit``
+        and ``partial_fit`` alike), as are targets whose magnitude times the total
+        weight reaches 1e150 (a ``ValueError``: rescale ``y``), before anything
+        changes.
     selection : {"marginal_likelihood", "validation"}, default="marginal_likelihood"
         Criterion of the sweep. The log marginal likelihood of the Bayesian linear
         model (unit prior variance on the weights, noise variance ``alpha``) is
@@ -1081,8 +1081,8 @@ class MondrianKernelClassifier(ClassifierMixin, _BaseMondrianKernelModel):
         ``"auto"``: against ``"sgd"`` on the eight shared classification sets, 1.1
         points of test accuracy more on letter, 0.9 on usps, 0.7 on satimage, 0.3 on
         Elec2 (L-BFGS chosen), 0.8 less on spambase (L-BFGS chosen too), the same on
-        the other three (SGD chosen: on dna, whose minimum was 1.6 points less
-        accurate in an ad-hoc fit, the epochs' early stop regularises), for 1.2x to
+        the other three (SGD chosen: on dna, the epochs' early stop regularises
+        better than the minimum), for 1.2x to
         2.0x the fit time (letter 12.8 to 23.4 s of CPU)
         (``benchmarks/bench_kernel_defaults.py``). ``partial_fit`` learns by SGD
         whatever the solver.
